@@ -1,0 +1,60 @@
+/**
+ * Durations: a number of milliseconds or a compact string such as `'1h30m'`.
+ * Parsing is strict: every character must belong to a `<number><unit>` pair.
+ */
+
+/** Milliseconds, or a string of `<number><unit>` pairs: `'500ms'`, `'10s'`, `'5m'`, `'2h'`, `'1d'`, `'1h30m'`. */
+export type Duration = number | string;
+
+const UNIT_MS = {
+  ms: 1,
+  s: 1_000,
+  m: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+  w: 604_800_000,
+} as const;
+
+const PART = /(\d+(?:\.\d+)?)(ms|s|m|h|d|w)/y;
+
+/**
+ * Parses a duration to milliseconds, or returns `undefined` when the input is not
+ * a valid, finite, non-negative duration. Callers at the public boundary turn
+ * `undefined` into a `ValidationError` naming the field.
+ */
+export function parseDuration(input: Duration): number | undefined {
+  if (typeof input === 'number') {
+    return Number.isFinite(input) && input >= 0 ? input : undefined;
+  }
+  if (typeof input !== 'string') return undefined;
+  const text = input.trim();
+  if (text === '') return undefined;
+  if (/^\d+(\.\d+)?$/.test(text)) return Number(text);
+  let total = 0;
+  PART.lastIndex = 0;
+  while (PART.lastIndex < text.length) {
+    const match = PART.exec(text);
+    if (match === null) return undefined;
+    total += Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
+  }
+  return Number.isFinite(total) ? Math.round(total) : undefined;
+}
+
+/** Renders milliseconds compactly for messages: 90000 -> `'1m30s'`. */
+export function formatDuration(ms: number): string {
+  if (ms === 0) return '0ms';
+  let rest = ms;
+  let out = '';
+  for (const [unit, size] of [
+    ['d', UNIT_MS.d],
+    ['h', UNIT_MS.h],
+    ['m', UNIT_MS.m],
+    ['s', UNIT_MS.s],
+  ] as const) {
+    if (rest >= size) {
+      out += `${Math.floor(rest / size)}${unit}`;
+      rest %= size;
+    }
+  }
+  return rest > 0 ? `${out}${rest}ms` : out;
+}

@@ -1,0 +1,42 @@
+/**
+ * Rules of the storage contract that every store applies the same way: which runs
+ * are active, the order runs are handed out and listed in, and which finished runs
+ * history pruning deletes. Stores that decide these in SQL or Lua mirror them; the
+ * conformance suite checks they agree.
+ */
+import { ACTIVE_STATUSES, type RunRecord, type RunStatus } from './store.js';
+
+export function isActive(status: RunStatus): boolean {
+  return ACTIVE_STATUSES.includes(status);
+}
+
+function compareIds(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Claim order: earliest `readyAt`, then earliest `scheduledAt`, then ID. */
+export function compareReadyOrder(a: RunRecord, b: RunRecord): number {
+  return a.readyAt - b.readyAt || a.scheduledAt - b.scheduledAt || compareIds(a.id, b.id);
+}
+
+/** Listing order: newest `createdAt` first, then latest `scheduledAt`, then ID descending. */
+export function compareNewestFirst(a: RunRecord, b: RunRecord): number {
+  return b.createdAt - a.createdAt || b.scheduledAt - a.scheduledAt || compareIds(b.id, a.id);
+}
+
+/**
+ * The finished runs to delete so that at most `limits.succeeded` succeeded and
+ * `limits.failed` failed-or-cancelled runs remain, keeping the most recently
+ * finished ones.
+ */
+export function pruneHistory(
+  finished: readonly RunRecord[],
+  limits: { readonly succeeded: number; readonly failed: number },
+): RunRecord[] {
+  const byRecency = [...finished].sort(
+    (a, b) => (b.finishedAt ?? 0) - (a.finishedAt ?? 0) || compareNewestFirst(a, b),
+  );
+  const succeeded = byRecency.filter((run) => run.status === 'succeeded');
+  const failed = byRecency.filter((run) => run.status !== 'succeeded');
+  return [...succeeded.slice(limits.succeeded), ...failed.slice(limits.failed)];
+}
