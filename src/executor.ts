@@ -1,0 +1,312 @@
+/**
+ * Runs handlers. Claims ready runs of the jobs this instance registered, only while
+ * it has a free slot (p-queue bounds `maxConcurrentRuns`, and a run it cannot start
+ * stays in the store for another instance), then drives each attempt: the
+ * handler's `AbortSignal`, `attemptTimeout` and `timeout`, lease renewal, retries
+ * with backoff, and the fenced write of how the attempt ended.
+ */
+import PQueue from 'p-queue';
+import { retryDelay } from './backoff.js';
+import type { TimerHandle } from './clock.js';
+import { RunAbortedError, type AbortReason } from './errors.js';
+import { safeEmit, toRunError } from './events.js';
+import type { NormalizedJob } from './options.js';
+import { MAX_WAIT_MS, type Runtime } from './runtime.js';
+import type { AttemptOutcome, RunError, RunRecord, StoreNotification } from './store.js';
+import type { RunContext } from './types.js';
+import { toRunInfo } from './views.js';
+
+/** Ready runs fetched per look-up when slots are unlimited. */
+const CLAIM_BATCH = 100;
+
+interface Attempt {
+  readonly run: RunRecord;
+  readonly job: NormalizedJob;
+  readonly controller: AbortController;
+}
+
+/** How an attempt's handler ended, as seen by the executor. */
+type Ending = { readonly kind: 'returned' } | { readonly kind: 'threw'; readonly error: unknown } | { readonly kind: 'aborted'; readonly reason: AbortReason };
+
+export class Executor {
+  readonly #rt: Runtime;
+  readonly #jobs: ReadonlyMap<string, NormalizedJob>;
+  readonly #jobNames: ReadonlySet<string>;
+  readonly #queue: PQueue;
+  readonly #attempts = new Map<string, Attempt>();
+  #accepting = false;
+  #filling: Promise<void> | undefined;
+  #fillAgain = false;
+  #timer: TimerHandle | undefined;
+  #timerAt: number | undefined;
+
+  constructor(runtime: Runtime, jobs: ReadonlyMap<string, NormalizedJob>, jobNames: ReadonlySet<string>, maxConcurrentRuns: number) {
+    this.#rt = runtime;
+    this.#jobs = jobs;
+    this.#jobNames = jobNames;
+    this.#queue = new PQueue({ concurrency: maxConcurrentRuns });
+  }
+
+  /** IDs of the runs this instance is executing. */
+  get running(): readonly string[] {
+    return [...this.#attempts.keys()];
+  }
+
+  start(): void {
+    this.#accepting = true;
+    this.poke();
+  }
+
+  /** Stops claiming; with `abort`, aborts running handlers (`'shutdown'`). Resolves once every attempt has ended. */
+  async stop(abort: boolean): Promise<void> {
+    this.#accepting = false;
+    this.#clearTimer();
+    if (abort) for (const attempt of this.#attempts.values()) this.#abort(attempt, 'shutdown');
+    await this.#filling;
+    await this.#queue.onIdle();
+  }
+
+  /** Looks for ready runs now (coalesced with a look-up already under way). */
+  poke(): void {
+    if (!this.#accepting) return;
+    if (this.#filling !== undefined) {
+      this.#fillAgain = true;
+      return;
+    }
+    this.#filling = (async () => {
+      try {
+        do {
+          this.#fillAgain = false;
+          await this.#fill();
+        } while (this.#fillAgain && this.#accepting);
+      } finally {
+        this.#filling = undefined;
+      }
+    })();
+  }
+
+  /** Renews the leases of running attempts; an attempt whose lease is gone is aborted. */
+  async heartbeat(): Promise<void> {
+    const { clock, io, store, leaseMs, instanceId } = this.#rt;
+    await Promise.all(
+      [...this.#attempts.values()].map(async (attempt) => {
+        const now = clock.now();
+        const { run } = attempt;
+        const renewed = await io('renewLease', () => store.renewLease({ runId: run.id, owner: instanceId, fence: run.fence, now, leaseUntil: now + leaseMs }));
+        if (renewed !== undefined && !renewed.ok) this.#abort(attempt, renewed.status === 'cancelled' ? 'replaced' : 'lease-lost');
+      }),
+    );
+    this.poke(); // notifications are hints; look for work anyway
+  }
+
+  onNotification(notification: StoreNotification): void {
+    if (notification.type === 'run-finished') {
+      const attempt = this.#attempts.get(notification.runId);
+      if (attempt !== undefined && notification.status === 'cancelled') this.#abort(attempt, 'replaced');
+    } else if (notification.type === 'run-ready' && this.#jobNames.has(notification.jobName)) {
+      if (notification.readyAt <= this.#rt.clock.now()) this.poke();
+      else this.#wakeAt(notification.readyAt);
+    }
+  }
+
+  #freeSlots(): number {
+    return this.#queue.concurrency - this.#attempts.size;
+  }
+
+  async #fill(): Promise<void> {
+    const { clock, io, store, instanceId, leaseMs } = this.#rt;
+    while (this.#accepting && this.#freeSlots() > 0 && this.#jobNames.size > 0) {
+      const limit = Math.min(this.#freeSlots(), CLAIM_BATCH);
+      const found = await io('findReadyRuns', () => store.findReadyRuns({ jobNames: this.#jobNames, now: clock.now(), limit }));
+      if (found === undefined) return; // reported; the heartbeat looks again
+      if (found.nextReadyAt !== undefined) this.#wakeAt(found.nextReadyAt);
+      let claimed = 0;
+      for (const candidate of found.runs) {
+        const job = this.#jobs.get(candidate.jobName);
+        if (!this.#accepting || this.#freeSlots() <= 0 || job === undefined || this.#attempts.has(candidate.id)) continue;
+        const now = clock.now();
+        const run = await io('claimRun', () =>
+          store.claimRun({
+            runId: candidate.id,
+            owner: instanceId,
+            now,
+            leaseUntil: now + leaseMs,
+            ...(job.timeoutMs === undefined ? {} : { deadlineAt: now + job.timeoutMs }),
+          }),
+        );
+        if (run === undefined) continue; // another instance was faster
+        claimed += 1;
+        this.#begin(run, job);
+      }
+      if (found.runs.length < limit || claimed === 0) return;
+    }
+  }
+
+  #begin(run: RunRecord, job: NormalizedJob): void {
+    const attempt: Attempt = { run, job, controller: new AbortController() };
+    this.#attempts.set(run.id, attempt);
+    void this.#queue.add(() => this.#execute(attempt)).catch((error: unknown) => {
+      safeEmit(this.#rt.events, 'error', error instanceof Error ? error : new Error(String(error)));
+    });
+  }
+
+  async #execute(attempt: Attempt): Promise<void> {
+    const { run, job } = attempt;
+    const { clock } = this.#rt;
+    try {
+      if (run.attempt > job.retry.limit + 1) {
+        // Recovered after a lost lease with no retries left: the lost attempt was the last.
+        await this.#finish(attempt, { status: 'failed', error: run.error ?? { name: 'LeaseExpiredError', message: 'lease expired' } });
+        return;
+      }
+      if (run.deadlineAt !== undefined && clock.now() >= run.deadlineAt) {
+        await this.#finish(attempt, { status: 'failed', error: timeoutError(job) });
+        return;
+      }
+      safeEmit(this.#rt.events, 'run:started', { run: toRunInfo(run) });
+      const ending = await this.#runHandler(attempt);
+      await this.#conclude(attempt, ending);
+    } finally {
+      this.#attempts.delete(run.id);
+      this.poke();
+    }
+  }
+
+  /** Calls the handler under its deadlines; resolves as soon as the attempt's fate is known. */
+  async #runHandler(attempt: Attempt): Promise<Ending> {
+    const { run, job, controller } = attempt;
+    const { clock } = this.#rt;
+    const now = clock.now();
+    const attemptEnd = job.attemptTimeoutMs === undefined ? Infinity : now + job.attemptTimeoutMs;
+    const runEnd = run.deadlineAt ?? Infinity;
+    const deadline = Math.min(attemptEnd, runEnd);
+    const timer =
+      deadline === Infinity
+        ? undefined
+        : clock.setTimer(() => this.#abort(attempt, runEnd <= attemptEnd ? 'timeout' : 'attempt-timeout'), deadline - now);
+    const ctx: RunContext = {
+      runId: run.id,
+      jobName: run.jobName,
+      scheduledAt: new Date(run.scheduledAt),
+      interval: this.#interval(run),
+      attempt: run.attempt,
+      trigger: run.trigger,
+      signal: controller.signal,
+      data: run.data ?? job.data,
+    };
+    const handled: Promise<Ending> = Promise.resolve()
+      .then(() => job.handler(ctx))
+      .then(
+        (): Ending => ({ kind: 'returned' }),
+        (error: unknown): Ending => ({ kind: 'threw', error }),
+      );
+    const aborted = new Promise<Ending>((resolve) => {
+      const onAbort = (): void => {
+        const reason = (controller.signal.reason as RunAbortedError).reason;
+        // On shutdown the handler is given the chance to settle; its run is then released (or recorded, if it finished).
+        if (reason === 'shutdown') void handled.then((ending) => resolve(ending.kind === 'returned' ? ending : { kind: 'aborted', reason }));
+        else resolve({ kind: 'aborted', reason });
+      };
+      if (controller.signal.aborted) onAbort();
+      else controller.signal.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      return await Promise.race([handled, aborted]);
+    } finally {
+      if (timer !== undefined) clock.clearTimer(timer);
+    }
+  }
+
+  /** Writes how the attempt ended: success, retry, final failure, or release. */
+  async #conclude(attempt: Attempt, ending: Ending): Promise<void> {
+    const { job } = attempt;
+    if (ending.kind === 'returned') return this.#finish(attempt, { status: 'succeeded' });
+    if (ending.kind === 'threw') return this.#fail(attempt, toRunError(ending.error));
+    switch (ending.reason) {
+      case 'shutdown':
+        return this.#finish(attempt, { status: 'released' });
+      case 'timeout':
+        return this.#finish(attempt, { status: 'failed', error: timeoutError(job) });
+      case 'attempt-timeout':
+        return this.#fail(attempt, {
+          name: 'AttemptTimeoutError',
+          message: `attempt ${attempt.run.attempt} exceeded attemptTimeout (${job.attemptTimeoutMs} ms)`,
+        });
+      case 'replaced':
+      case 'lease-lost':
+        return; // the run is no longer ours: whoever took it records it
+    }
+  }
+
+  /** A failed attempt: retry after the backoff delay, unless retries or the run's deadline are exhausted. */
+  async #fail(attempt: Attempt, error: RunError): Promise<void> {
+    const { run, job } = attempt;
+    if (run.attempt > job.retry.limit) return this.#finish(attempt, { status: 'failed', error });
+    const readyAt = this.#rt.clock.now() + retryDelay(job.retry, run.attempt, run.id);
+    if (run.deadlineAt !== undefined && readyAt >= run.deadlineAt) {
+      return this.#finish(attempt, { status: 'failed', error: timeoutError(job) });
+    }
+    return this.#finish(attempt, { status: 'retry', error, readyAt });
+  }
+
+  async #finish(attempt: Attempt, outcome: AttemptOutcome): Promise<void> {
+    const { run } = attempt;
+    const { clock, io, store, instanceId, events } = this.#rt;
+    const result = await io('finishAttempt', () =>
+      store.finishAttempt({ runId: run.id, owner: instanceId, fence: run.fence, now: clock.now(), outcome }),
+    );
+    if (result === undefined || !result.ok) return; // unreachable store (reported) or fenced out: the lease decides
+    const info = toRunInfo(result.run);
+    switch (outcome.status) {
+      case 'succeeded':
+        return safeEmit(events, 'run:succeeded', { run: info });
+      case 'failed':
+        return safeEmit(events, 'run:failed', { run: info, error: outcome.error });
+      case 'retry':
+        this.#wakeAt(outcome.readyAt);
+        return safeEmit(events, 'run:retry', { run: info, error: outcome.error, retryAt: new Date(outcome.readyAt) });
+      case 'released':
+        return;
+    }
+  }
+
+  #interval(run: RunRecord): RunContext['interval'] {
+    if (run.trigger === 'manual') return undefined;
+    const job = this.#jobs.get(run.jobName);
+    if (job === undefined || job.schedule.kind === 'at') return undefined;
+    // The tick before a known tick needs no anchor: `every` ticks are one period apart, and cron ticks have none.
+    const start =
+      job.schedule.kind === 'every'
+        ? run.scheduledAt - job.schedule.everyMs
+        : this.#rt.schedules.of({ schedule: job.schedule, timezone: job.timezone, createdAt: 0 }).latest(run.scheduledAt - 1);
+    return start === undefined ? undefined : { start: new Date(start), end: new Date(run.scheduledAt) };
+  }
+
+  #abort(attempt: Attempt, reason: AbortReason): void {
+    if (!attempt.controller.signal.aborted) attempt.controller.abort(new RunAbortedError(attempt.run.id, reason));
+  }
+
+  /** Arms the single wake-up timer for the earliest known future `readyAt`. */
+  #wakeAt(readyAt: number): void {
+    if (!this.#accepting || (this.#timerAt !== undefined && this.#timerAt <= readyAt)) return;
+    this.#clearTimer();
+    const now = this.#rt.clock.now();
+    const at = Math.min(readyAt, now + MAX_WAIT_MS);
+    this.#timerAt = at;
+    this.#timer = this.#rt.clock.setTimer(() => {
+      this.#timer = undefined;
+      this.#timerAt = undefined;
+      this.poke();
+    }, at - now);
+  }
+
+  #clearTimer(): void {
+    if (this.#timer !== undefined) this.#rt.clock.clearTimer(this.#timer);
+    this.#timer = undefined;
+    this.#timerAt = undefined;
+  }
+}
+
+function timeoutError(job: NormalizedJob): RunError {
+  return { name: 'RunTimeoutError', message: `run exceeded its timeout (${job.timeoutMs} ms)` };
+}

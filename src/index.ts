@@ -1,0 +1,47 @@
+/** `tickwork`: the scheduler, the system clock, the memory store, errors and public types. */
+export { Scheduler } from './scheduler.js';
+export { systemClock, MAX_TIMER_DELAY_MS, type Clock, type TimerHandle } from './clock.js';
+export { MemoryStore, MemoryLock } from '../adapters/memory/index.js';
+export {
+  TickworkError,
+  ValidationError,
+  JobNotFoundError,
+  RunAbortedError,
+  StoreError,
+  type TickworkErrorCode,
+  type ValidationIssue,
+  type AbortReason,
+} from './errors.js';
+export type {
+  SchedulerEvents,
+  RunEvent,
+  RunErrorEvent,
+  RunRetryEvent,
+  RunCancelledEvent,
+  TickMissedEvent,
+  TickSkippedEvent,
+} from './events.js';
+export type {
+  BackfillOptions,
+  ConcurrencyPolicy,
+  Duration,
+  HistoryOptions,
+  Instant,
+  JobDefinition,
+  JobHandler,
+  JobInfo,
+  JsonValue,
+  ListRunsOptions,
+  RetryOptions,
+  RunContext,
+  RunInfo,
+  RunInterval,
+  RunStatus,
+  RunTrigger,
+  ScheduleInput,
+  SchedulerOptions,
+  StopOptions,
+  TriggerOptions,
+} from './types.js';
+export type * from './store.js';
+export { ACTIVE_STATUSES } from './store.js';

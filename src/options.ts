@@ -1,0 +1,201 @@
+/**
+ * zod schemas for every public input, and their normalized forms: durations in
+ * milliseconds, instants in epoch milliseconds, schedules in their stored shape.
+ * `parseInput` turns a failed parse into a `ValidationError` naming field and value.
+ */
+import { z } from 'zod';
+import { parseDuration } from './duration.js';
+import { cronProblem, isValidTimeZone } from './schedule/index.js';
+import type { ConcurrencyPolicy, JsonValue, ScheduleSpec } from './store.js';
+import type { JobDefinition, JobHandler, SchedulerOptions } from './types.js';
+import { parseInput } from './validation.js';
+
+const NAME = /^[A-Za-z0-9_.-]{1,200}$/;
+const MIN_EVERY_MS = 1_000;
+
+export const nameSchema = z
+  .string({ error: 'must be a string' })
+  .regex(NAME, 'must be 1 to 200 letters, digits, "-", "_" or "."');
+
+function durationSchema(min = 0) {
+  return z.union([z.number(), z.string()], { error: 'must be a duration (milliseconds or a string like "10s")' }).transform(
+    (value, ctx) => {
+      const ms = parseDuration(value);
+      if (ms === undefined || ms < min) {
+        ctx.addIssue({
+          code: 'custom',
+          message: min > 0 ? `must be a duration of at least ${min} ms` : 'must be a non-negative duration such as 500, "10s" or "1h30m"',
+        });
+        return z.NEVER;
+      }
+      return ms;
+    },
+  );
+}
+
+export const instantSchema = z
+  .union([z.date(), z.string(), z.number()], { error: 'must be a Date, an ISO-8601 string or epoch milliseconds' })
+  .transform((value, ctx) => {
+    const ms = value instanceof Date ? value.getTime() : typeof value === 'number' ? value : Date.parse(value);
+    if (!Number.isFinite(ms)) {
+      ctx.addIssue({ code: 'custom', message: 'must be a valid instant' });
+      return z.NEVER;
+    }
+    return ms;
+  });
+
+const jsonSchema: z.ZodType<JsonValue> = z.lazy(() =>
+  z.union([z.string(), z.number().refine(Number.isFinite, 'must be finite'), z.boolean(), z.null(), z.array(jsonSchema), z.record(z.string(), jsonSchema)]),
+);
+
+const policySchema = z.enum(['Allow', 'Forbid', 'Replace', 'CatchUp'], {
+  error: 'must be "Allow", "Forbid", "Replace" or "CatchUp"',
+});
+
+const countSchema = z.number().int('must be an integer').min(0, 'must be 0 or more');
+
+const retrySchema = z
+  .object({
+    limit: countSchema.default(6),
+    initialDelay: durationSchema().default(10_000),
+    factor: z.number().min(1, 'must be 1 or more').default(2),
+    maxDelay: durationSchema().default(3_600_000),
+    jitter: z.number().min(0, 'must be between 0 and 1').max(1, 'must be between 0 and 1').default(0),
+  })
+  .strict();
+
+const scheduleSchema = z.union(
+  [
+    z.string(),
+    z.object({ at: instantSchema }).strict(),
+    z.object({ every: durationSchema(MIN_EVERY_MS), anchor: instantSchema.optional() }).strict(),
+  ],
+  { error: 'must be a cron string, { at } or { every, anchor? }' },
+);
+
+const jobSchema = z
+  .object({
+    name: nameSchema,
+    schedule: scheduleSchema,
+    timezone: z.string().default('UTC'),
+    concurrencyPolicy: policySchema.default('Allow'),
+    startingDeadline: durationSchema().optional(),
+    suspend: z.boolean().optional(),
+    retry: z.union([z.literal(false), retrySchema]).default({} as never),
+    timeout: durationSchema(1).optional(),
+    attemptTimeout: durationSchema(1).optional(),
+    history: z.object({ succeeded: countSchema.default(3), failed: countSchema.default(1) }).strict().default({} as never),
+    data: jsonSchema.optional(),
+    handler: z.custom<JobHandler>((value) => typeof value === 'function', 'must be a function'),
+  })
+  .strict()
+  .superRefine((job, ctx) => {
+    if (!isValidTimeZone(job.timezone)) {
+      ctx.addIssue({ code: 'custom', path: ['timezone'], message: 'is not a known IANA time zone' });
+      return;
+    }
+    if (typeof job.schedule === 'string') {
+      const problem = cronProblem(job.schedule, job.timezone);
+      if (problem !== undefined) ctx.addIssue({ code: 'custom', path: ['schedule'], message: `invalid cron expression: ${problem}` });
+    }
+  });
+
+export interface NormalizedRetry {
+  readonly limit: number;
+  readonly initialDelayMs: number;
+  readonly factor: number;
+  readonly maxDelayMs: number;
+  readonly jitter: number;
+}
+
+export const NO_RETRY: NormalizedRetry = { limit: 0, initialDelayMs: 0, factor: 1, maxDelayMs: 0, jitter: 0 };
+
+/** A validated job definition, in the units the core works in. */
+export interface NormalizedJob {
+  readonly name: string;
+  readonly schedule: ScheduleSpec;
+  readonly timezone: string;
+  readonly concurrencyPolicy: ConcurrencyPolicy;
+  readonly startingDeadlineMs?: number;
+  readonly suspend?: boolean;
+  readonly retry: NormalizedRetry;
+  readonly timeoutMs?: number;
+  readonly attemptTimeoutMs?: number;
+  readonly history: { readonly succeeded: number; readonly failed: number };
+  readonly data?: JsonValue;
+  readonly handler: JobHandler;
+}
+
+export function parseJobDefinition(input: JobDefinition<never> | JobDefinition): NormalizedJob {
+  const name = typeof (input as { name?: unknown } | undefined)?.name === 'string' ? (input as { name: string }).name : '?';
+  const job = parseInput(jobSchema, input, `register(${JSON.stringify(name)})`);
+  const schedule: ScheduleSpec =
+    typeof job.schedule === 'string'
+      ? { kind: 'cron', expression: job.schedule.trim() }
+      : 'at' in job.schedule
+        ? { kind: 'at', at: job.schedule.at }
+        : job.schedule.anchor === undefined
+          ? { kind: 'every', everyMs: job.schedule.every }
+          : { kind: 'every', everyMs: job.schedule.every, anchor: job.schedule.anchor };
+  const retry: NormalizedRetry =
+    job.retry === false
+      ? NO_RETRY
+      : {
+          limit: job.retry.limit,
+          initialDelayMs: job.retry.initialDelay,
+          factor: job.retry.factor,
+          maxDelayMs: job.retry.maxDelay,
+          jitter: job.retry.jitter,
+        };
+  return {
+    name: job.name,
+    schedule,
+    timezone: job.timezone,
+    concurrencyPolicy: job.concurrencyPolicy,
+    retry,
+    history: job.history,
+    handler: job.handler,
+    ...(job.startingDeadline === undefined ? {} : { startingDeadlineMs: job.startingDeadline }),
+    ...(job.suspend === undefined ? {} : { suspend: job.suspend }),
+    ...(job.timeout === undefined ? {} : { timeoutMs: job.timeout }),
+    ...(job.attemptTimeout === undefined ? {} : { attemptTimeoutMs: job.attemptTimeout }),
+    ...(job.data === undefined ? {} : { data: job.data }),
+  };
+}
+
+export const schedulerOptionsSchema = z
+  .object({
+    store: z.custom<NonNullable<SchedulerOptions['store']>>(isObject, 'must be a Store').optional(),
+    clock: z.custom<NonNullable<SchedulerOptions['clock']>>(isObject, 'must be a Clock').optional(),
+    instanceId: z.string().min(1, 'must not be empty').max(200, 'must be at most 200 characters').optional(),
+    maxConcurrentRuns: z.number().int('must be an integer').min(1, 'must be 1 or more').or(z.literal(Infinity)).optional(),
+    leaseMs: z.number().int('must be an integer').min(100, 'must be at least 100 ms').optional(),
+    lock: z.custom<NonNullable<SchedulerOptions['lock']>>(isObject, 'must be a Lock').optional(),
+  })
+  .strict();
+
+export const triggerOptionsSchema = z
+  .object({ data: jsonSchema.optional(), idempotencyKey: nameSchema.optional() })
+  .strict();
+
+export const backfillOptionsSchema = z
+  .object({ from: instantSchema, to: instantSchema })
+  .strict()
+  .refine((range) => range.from <= range.to, { message: 'must not be before from', path: ['to'] });
+
+const statusSchema = z.enum(['pending', 'running', 'succeeded', 'failed', 'cancelled'], {
+  error: 'must be "pending", "running", "succeeded", "failed" or "cancelled"',
+});
+
+export const listRunsOptionsSchema = z
+  .object({
+    status: z.union([statusSchema, z.array(statusSchema)]).optional(),
+    limit: z.number().int('must be an integer').min(1, 'must be 1 or more').max(10_000, 'must be at most 10000').default(100),
+  })
+  .strict();
+
+export const countArgSchema = z.number().int('must be an integer').min(1, 'must be 1 or more').max(10_000, 'must be at most 10000');
+
+function isObject(value: unknown): boolean {
+  return typeof value === 'object' && value !== null;
+}

@@ -1,0 +1,278 @@
+/**
+ * The planner's timer loop. One instance at a time holds the planner lock and plans
+ * every job in the store: it keeps each job's next due time in a heap, sleeps on a
+ * single timer for the earliest one (capped, re-checked on wake), asks the pure
+ * planner what is due, and hands each decision to the store's atomic
+ * `scheduleRun`. Other instances stand by and take over when the lock expires.
+ */
+import type { TimerHandle } from './clock.js';
+import { safeEmit } from './events.js';
+import { MinHeap } from './heap.js';
+import { nextBackfillTick, plan, type MissedRange } from './planner.js';
+import { backfillRunId, scheduledRunId } from './run-id.js';
+import { MAX_WAIT_MS, type Runtime } from './runtime.js';
+import type { JobRecord, Lock, LockLease, ScheduleRunResult, StoreNotification } from './store.js';
+import { toRunInfo } from './views.js';
+
+export const PLANNER_LOCK = 'planner';
+/** Planning steps for one job in one wake; a guard against a store that keeps answering `conflict`. */
+const MAX_STEPS_PER_WAKE = 100;
+
+interface PlannedJob {
+  record: JobRecord;
+  /** When to plan it next; undefined while it waits for a notification (suspended, CatchUp blocked, no more ticks). */
+  dueAt: number | undefined;
+}
+
+export class PlanLoop {
+  readonly #rt: Runtime;
+  readonly #lock: Lock;
+  readonly #jobs = new Map<string, PlannedJob>();
+  /** Lazy-deletion heap: an entry is live only while its key equals its job's `dueAt`. */
+  readonly #heap = new MinHeap<string>();
+  #lease: LockLease | undefined;
+  #timer: TimerHandle | undefined;
+  #timerAt: number | undefined;
+  #waking: Promise<void> | undefined;
+  #wakeAgain = false;
+  #stopped = true;
+
+  constructor(runtime: Runtime, lock: Lock) {
+    this.#rt = runtime;
+    this.#lock = lock;
+  }
+
+  get isLeader(): boolean {
+    return this.#lease !== undefined;
+  }
+
+  start(): void {
+    this.#stopped = false;
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#clearTimer();
+    await this.#waking;
+    const lease = this.#lease;
+    this.#resign();
+    if (lease !== undefined) await this.#rt.io('lock.release', () => this.#lock.release(lease));
+  }
+
+  /** Keeps or takes the planner lease; the planner also recovers runs whose owner went silent. */
+  async heartbeat(): Promise<void> {
+    if (this.#stopped) return;
+    const { clock, io, instanceId, leaseMs, store } = this.#rt;
+    const now = clock.now();
+    if (this.#lease !== undefined) {
+      const lease = this.#lease;
+      const renewed = await io('lock.renew', () => this.#lock.renew({ ...lease, now, leaseUntil: now + leaseMs }));
+      if (renewed === true) this.#lease = { ...lease, leaseUntil: now + leaseMs };
+      // An unanswered renewal keeps the lease until it would have expired anyway.
+      else if (renewed === false || now >= lease.leaseUntil) this.#resign();
+    }
+    if (this.#lease === undefined) {
+      const lease = await io('lock.acquire', () => this.#lock.acquire({ name: PLANNER_LOCK, owner: instanceId, now, leaseUntil: now + leaseMs }));
+      if (lease === undefined || this.#stopped) return;
+      this.#lease = lease;
+      await this.#loadAll();
+    }
+    const recovered = await io('recoverExpiredRuns', () => store.recoverExpiredRuns({ now, limit: 1_000 }));
+    for (const run of recovered ?? []) {
+      if (run.error !== undefined) safeEmit(this.#rt.events, 'run:retry', { run: toRunInfo(run), error: run.error, retryAt: new Date(run.readyAt) });
+    }
+    // Notifications are hints: re-plan jobs that wait on one, in case it was lost.
+    for (const [name, job] of this.#jobs) if (job.dueAt === undefined && !job.record.suspended) this.#setDue(name, job, now);
+    await this.wake();
+  }
+
+  onNotification(notification: StoreNotification): void {
+    if (this.#lease === undefined || this.#stopped) return;
+    if (notification.type === 'job-changed') void this.#reload(notification.jobName);
+    else if (notification.type === 'run-finished') {
+      const job = this.#jobs.get(notification.jobName);
+      if (job !== undefined && job.dueAt === undefined) {
+        this.#setDue(notification.jobName, job, this.#rt.clock.now());
+        void this.wake();
+      }
+    }
+  }
+
+  /** Plans every job that is due; serialized, and re-run when asked again meanwhile. */
+  wake(): Promise<void> {
+    if (this.#waking !== undefined) {
+      this.#wakeAgain = true;
+      return this.#waking;
+    }
+    this.#waking = (async () => {
+      try {
+        do {
+          this.#wakeAgain = false;
+          await this.#planDue();
+        } while (this.#wakeAgain && !this.#stopped);
+      } finally {
+        this.#waking = undefined;
+        this.#armTimer();
+      }
+    })();
+    return this.#waking;
+  }
+
+  async #planDue(): Promise<void> {
+    while (this.#lease !== undefined && !this.#stopped) {
+      const dueAt = this.#heap.peekKey();
+      if (dueAt === undefined || dueAt > this.#rt.clock.now()) return;
+      const name = this.#heap.pop() as string;
+      const job = this.#jobs.get(name);
+      if (job === undefined || job.dueAt !== dueAt) continue; // a stale heap entry
+      job.dueAt = undefined;
+      await this.#planJob(name, job);
+    }
+  }
+
+  async #planJob(name: string, job: PlannedJob): Promise<void> {
+    const { clock, io, store, schedules } = this.#rt;
+    for (let step = 0; step < MAX_STEPS_PER_WAKE && this.#jobs.get(name) === job; step += 1) {
+      const record = job.record;
+      if (record.suspended) return;
+      const now = clock.now();
+      const schedule = schedules.of(record);
+      const decision = plan({ schedule, policy: record.concurrencyPolicy, cursor: record.cursor, now, startingDeadlineMs: record.startingDeadlineMs });
+      if (decision.kind === 'wait') {
+        if (record.backfills.length > 0 && (await this.#planBackfill(job))) continue;
+        if (decision.wakeAt !== undefined) this.#setDue(name, job, decision.wakeAt);
+        return;
+      }
+      const tick = decision.kind === 'run' ? decision.tick : decision.cursor;
+      const result = await io('scheduleRun', () =>
+        store.scheduleRun({
+          jobName: name,
+          expectedCursor: record.cursor,
+          cursor: tick,
+          now,
+          ...(decision.kind === 'run' ? { run: { id: scheduledRunId(name, tick), jobName: name, scheduledAt: tick, trigger: 'schedule' } } : {}),
+        }),
+      );
+      if (result === undefined) {
+        this.#setDue(name, job, now + this.#rt.leaseMs / 3); // the store failed: try again later
+        return;
+      }
+      if (!this.#apply(name, job, result, decision.missed)) return;
+    }
+    this.#setDue(name, job, clock.now() + this.#rt.leaseMs / 3);
+  }
+
+  /** Records a `scheduleRun` result and emits its events; false when planning the job must pause. */
+  #apply(name: string, job: PlannedJob, result: ScheduleRunResult, missed: MissedRange | undefined): boolean {
+    const { events } = this.#rt;
+    if (result.job === undefined) {
+      this.#jobs.delete(name);
+      return false;
+    }
+    job.record = result.job;
+    if (result.outcome === 'conflict') return true; // re-plan from the store's cursor
+    if (result.outcome === 'blocked') return false; // CatchUp: the run-finished notification wakes the job
+    if (missed !== undefined) {
+      safeEmit(events, 'tick:missed', { jobName: name, from: new Date(missed.from), to: new Date(missed.to), reason: missed.reason });
+    }
+    if (result.outcome === 'skipped') {
+      safeEmit(events, 'tick:skipped', { jobName: name, scheduledAt: new Date(result.job.cursor), reason: 'forbid', active: result.active });
+    } else if (result.outcome === 'created') {
+      for (const run of result.cancelled) safeEmit(events, 'run:cancelled', { run: toRunInfo(run), reason: 'replaced' });
+      safeEmit(events, 'run:created', { run: toRunInfo(result.run) });
+    }
+    return true;
+  }
+
+  /** Creates the next run of the job's oldest backfill; true when the job should be planned again at once. */
+  async #planBackfill(job: PlannedJob): Promise<boolean> {
+    const { clock, io, store, schedules } = this.#rt;
+    const record = job.record;
+    const range = record.backfills[0];
+    if (range === undefined) return false;
+    const next = nextBackfillTick(schedules.of(record), range.next, range.to);
+    const result = await io('scheduleBackfillRun', () =>
+      store.scheduleBackfillRun({
+        jobName: record.name,
+        backfillId: range.id,
+        expectedNext: range.next,
+        ...(next === undefined ? {} : { next }),
+        run: { id: backfillRunId(record.name, range.next), jobName: record.name, scheduledAt: range.next, trigger: 'backfill' },
+        now: clock.now(),
+      }),
+    );
+    if (result === undefined || result.job === undefined) return false;
+    job.record = result.job;
+    if (result.outcome === 'created') safeEmit(this.#rt.events, 'run:created', { run: toRunInfo(result.run) });
+    return result.outcome !== 'blocked';
+  }
+
+  async #loadAll(): Promise<void> {
+    const records = await this.#rt.io('listJobs', () => this.#rt.store.listJobs());
+    if (records === undefined || this.#lease === undefined) return;
+    const now = this.#rt.clock.now();
+    this.#jobs.clear();
+    this.#heap.clear();
+    for (const record of records) {
+      const job: PlannedJob = { record, dueAt: undefined };
+      this.#jobs.set(record.name, job);
+      this.#setDue(record.name, job, now);
+    }
+  }
+
+  async #reload(name: string): Promise<void> {
+    const record = await this.#rt.io('getJob', () => this.#rt.store.getJob(name));
+    if (this.#lease === undefined || this.#stopped) return;
+    if (record === undefined) {
+      this.#jobs.delete(name);
+      return;
+    }
+    const job = this.#jobs.get(name) ?? { record, dueAt: undefined };
+    job.record = record;
+    this.#jobs.set(name, job);
+    this.#setDue(name, job, this.#rt.clock.now());
+    await this.wake();
+  }
+
+  #setDue(name: string, job: PlannedJob, at: number): void {
+    if (job.dueAt !== undefined && job.dueAt <= at) return;
+    job.dueAt = at;
+    this.#heap.push(at, name);
+    if (this.#waking === undefined) this.#armTimer();
+  }
+
+  #resign(): void {
+    this.#lease = undefined;
+    this.#jobs.clear();
+    this.#heap.clear();
+    this.#clearTimer();
+  }
+
+  #armTimer(): void {
+    if (this.#stopped || this.#lease === undefined) return;
+    // Drop stale entries so the timer is armed for a real deadline.
+    while (this.#heap.size > 0) {
+      const name = this.#heap.peek() as string;
+      if (this.#jobs.get(name)?.dueAt === this.#heap.peekKey()) break;
+      this.#heap.pop();
+    }
+    const dueAt = this.#heap.peekKey();
+    if (dueAt === undefined) return this.#clearTimer();
+    const now = this.#rt.clock.now();
+    const at = Math.min(dueAt, now + MAX_WAIT_MS);
+    if (this.#timer !== undefined && this.#timerAt === at) return;
+    this.#clearTimer();
+    this.#timerAt = at;
+    this.#timer = this.#rt.clock.setTimer(() => {
+      this.#timer = undefined;
+      this.#timerAt = undefined;
+      void this.wake();
+    }, at - now);
+  }
+
+  #clearTimer(): void {
+    if (this.#timer !== undefined) this.#rt.clock.clearTimer(this.#timer);
+    this.#timer = undefined;
+    this.#timerAt = undefined;
+  }
+}

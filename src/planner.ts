@@ -1,0 +1,84 @@
+/**
+ * Which ticks become runs: a pure function of the job's schedule, policy, cursor and
+ * the current time. No clock, no I/O, no enumeration of missed ticks: the latest
+ * due tick and the bounds of a missed range come from `Schedule.latest`/`next`, so
+ * planning after 30 million missed ticks costs what planning after one does.
+ * Policy checks that depend on active runs happen atomically in the store.
+ */
+import type { Schedule } from './schedule/index.js';
+import type { ConcurrencyPolicy, ScheduleSpec } from './store.js';
+
+export interface PlanInput {
+  readonly schedule: Schedule;
+  readonly policy: ConcurrencyPolicy;
+  /** Ticks at or before the cursor have been dealt with. */
+  readonly cursor: number;
+  readonly now: number;
+  readonly startingDeadlineMs?: number | undefined;
+}
+
+/** Missed ticks, reported as a range: first and last missed tick, inclusive. */
+export interface MissedRange {
+  readonly from: number;
+  readonly to: number;
+  /** `coalesced`: superseded by a later due tick; `starting-deadline`: too old to start. */
+  readonly reason: 'coalesced' | 'starting-deadline';
+}
+
+export type Plan =
+  /** Nothing due; plan again at `wakeAt` (undefined: the schedule has no more ticks). */
+  | { readonly kind: 'wait'; readonly wakeAt: number | undefined }
+  /** Create the run for `tick` and move the cursor to it. */
+  | { readonly kind: 'run'; readonly tick: number; readonly missed?: MissedRange }
+  /** Every due tick is missed: move the cursor to the last of them. */
+  | { readonly kind: 'miss'; readonly cursor: number; readonly missed: MissedRange };
+
+export function plan(input: PlanInput): Plan {
+  const first = input.schedule.next(input.cursor);
+  if (first === undefined || first > input.now) return { kind: 'wait', wakeAt: first };
+  const oldestStartable = input.startingDeadlineMs === undefined ? -Infinity : input.now - input.startingDeadlineMs;
+  return input.policy === 'CatchUp' ? planCatchUp(input, first, oldestStartable) : planLatest(input, first, oldestStartable);
+}
+
+/** Allow, Forbid, Replace: the latest due tick runs; earlier due ticks are coalesced. */
+function planLatest(input: PlanInput, first: number, oldestStartable: number): Plan {
+  // `first <= now` guarantees a latest due tick exists.
+  const latest = input.schedule.latest(input.now) as number;
+  if (latest < oldestStartable) {
+    return { kind: 'miss', cursor: latest, missed: { from: first, to: latest, reason: 'starting-deadline' } };
+  }
+  if (first === latest) return { kind: 'run', tick: latest };
+  const lastCoalesced = input.schedule.latest(latest - 1) as number;
+  return { kind: 'run', tick: latest, missed: { from: first, to: lastCoalesced, reason: 'coalesced' } };
+}
+
+/** CatchUp: the oldest due tick runs; only ticks older than the starting deadline are missed. */
+function planCatchUp(input: PlanInput, first: number, oldestStartable: number): Plan {
+  if (first >= oldestStartable) return { kind: 'run', tick: first };
+  const startable = input.schedule.next(oldestStartable - 1);
+  if (startable === undefined || startable > input.now) {
+    const latest = input.schedule.latest(input.now) as number;
+    return { kind: 'miss', cursor: latest, missed: { from: first, to: latest, reason: 'starting-deadline' } };
+  }
+  const lastMissed = input.schedule.latest(startable - 1) as number;
+  return { kind: 'run', tick: startable, missed: { from: first, to: lastMissed, reason: 'starting-deadline' } };
+}
+
+/**
+ * The cursor of a job created now. A one-off whose instant has passed starts just
+ * before it, so the planner runs it at once (unless its starting deadline says no).
+ */
+export function initialCursor(schedule: ScheduleSpec, now: number): number {
+  return schedule.kind === 'at' ? Math.min(now, schedule.at - 1) : now;
+}
+
+/** The first tick of a backfill of `[from, to]`, or undefined when the range holds none. */
+export function firstBackfillTick(schedule: Schedule, from: number, to: number): number | undefined {
+  const first = schedule.next(from - 1);
+  return first === undefined || first > to ? undefined : first;
+}
+
+/** The backfill tick after `tick`, or undefined when `tick` was the range's last. */
+export function nextBackfillTick(schedule: Schedule, tick: number, to: number): number | undefined {
+  return firstBackfillTick(schedule, tick + 1, to);
+}

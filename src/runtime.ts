@@ -1,0 +1,66 @@
+/**
+ * What the scheduler's parts share: the store, the clock, identity, events, and the
+ * one way they talk to the store. Every store call goes through `io`, which lets a
+ * test clock wait for it and turns a failure into an `error` event instead of a
+ * rejection, so a failing store never reaches the app's unhandled-rejection path.
+ */
+import type { EventEmitter } from 'eventemitter3';
+import type { Clock } from './clock.js';
+import { StoreError } from './errors.js';
+import { safeEmit, type SchedulerEvents } from './events.js';
+import { compileSchedule, type Schedule } from './schedule/index.js';
+import type { JobRecord, Store } from './store.js';
+
+/** Longest single wait of any timer loop: wakes re-check the time, so a wall-clock jump is noticed within it. */
+export const MAX_WAIT_MS = 60_000;
+
+export interface Runtime {
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly instanceId: string;
+  readonly leaseMs: number;
+  readonly events: EventEmitter<SchedulerEvents>;
+  readonly schedules: ScheduleCache;
+  /** Runs a store operation; resolves `undefined` (after reporting the error) when it fails. */
+  io<T>(operation: string, work: () => Promise<T>): Promise<T | undefined>;
+}
+
+export function createRuntime(fields: Omit<Runtime, 'io' | 'schedules'>): Runtime {
+  const { clock, events } = fields;
+  return {
+    ...fields,
+    schedules: new ScheduleCache(),
+    async io<T>(operation: string, work: () => Promise<T>): Promise<T | undefined> {
+      const attempt = (async () => work())();
+      try {
+        return await (clock.track ? clock.track(attempt) : attempt);
+      } catch (cause) {
+        safeEmit(events, 'error', cause instanceof StoreError ? cause : new StoreError(operation, cause));
+        return undefined;
+      }
+    },
+  };
+}
+
+/** Compiled schedules, keyed by what defines them; a job's schedule is compiled once per definition. */
+export class ScheduleCache {
+  readonly #compiled = new Map<string, Schedule>();
+
+  of(job: Pick<JobRecord, 'schedule' | 'timezone' | 'createdAt'>): Schedule {
+    const anchor = defaultAnchor(job.createdAt);
+    // Only an unanchored `every` depends on the job's creation; other schedules are shared between jobs.
+    const unanchored = job.schedule.kind === 'every' && job.schedule.anchor === undefined;
+    const key = `${job.timezone} ${JSON.stringify(job.schedule)}${unanchored ? ` @${anchor}` : ''}`;
+    let schedule = this.#compiled.get(key);
+    if (schedule === undefined) {
+      schedule = compileSchedule(job.schedule, job.timezone, anchor);
+      this.#compiled.set(key, schedule);
+    }
+    return schedule;
+  }
+}
+
+/** `{ every }` without an anchor ticks from the job's creation, to the whole second. */
+export function defaultAnchor(createdAt: number): number {
+  return Math.floor(createdAt / 1000) * 1000;
+}

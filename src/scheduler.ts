@@ -1,0 +1,330 @@
+/**
+ * The public `Scheduler`: validates input, keeps this process's registrations, and
+ * wires the planner loop, the executor, the store, the clock and the events
+ * together. It decides nothing about scheduling itself (see `planner.ts`,
+ * `plan-loop.ts`, `executor.ts`); its one timer is the heartbeat that renews
+ * leases and keeps the store in sync.
+ */
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { EventEmitter } from 'eventemitter3';
+import { MemoryStore } from '../adapters/memory/memory-store.js';
+import { systemClock, type Clock, type TimerHandle } from './clock.js';
+import { JobNotFoundError, StoreError, TickworkError, ValidationError } from './errors.js';
+import { safeEmit, type SchedulerEvents } from './events.js';
+import { Executor } from './executor.js';
+import {
+  backfillOptionsSchema,
+  countArgSchema,
+  listRunsOptionsSchema,
+  nameSchema,
+  parseJobDefinition,
+  schedulerOptionsSchema,
+  triggerOptionsSchema,
+  type NormalizedJob,
+} from './options.js';
+import { PlanLoop } from './plan-loop.js';
+import { firstBackfillTick, initialCursor } from './planner.js';
+import { manualRunId } from './run-id.js';
+import { createRuntime, type Runtime } from './runtime.js';
+import { ACTIVE_STATUSES, type JobRecord, type JobSpec, type JsonValue, type Store } from './store.js';
+import type {
+  BackfillOptions,
+  JobDefinition,
+  JobInfo,
+  ListRunsOptions,
+  RunInfo,
+  SchedulerOptions,
+  StopOptions,
+  TriggerOptions,
+} from './types.js';
+import { parseInput } from './validation.js';
+import { toJobInfo, toRunInfo } from './views.js';
+
+type State = 'idle' | 'running' | 'stopping';
+
+export class Scheduler extends EventEmitter<SchedulerEvents> {
+  readonly #rt: Runtime;
+  readonly #jobs = new Map<string, NormalizedJob>();
+  readonly #jobNames = new Set<string>();
+  /** Registrations not yet written to the store (before start, or after a failed write). */
+  readonly #unsynced = new Set<string>();
+  readonly #planLoop: PlanLoop;
+  readonly #executor: Executor;
+  #state: State = 'idle';
+  #initialized = false;
+  #heartbeatTimer: TimerHandle | undefined;
+  #heartbeat: Promise<void> | undefined;
+  #unwatch: (() => void) | undefined;
+  #stopping: Promise<void> | undefined;
+
+  constructor(options: SchedulerOptions = {}) {
+    super();
+    const parsed = parseInput(schedulerOptionsSchema, options, 'new Scheduler()');
+    const store: Store = parsed.store ?? new MemoryStore();
+    this.#rt = createRuntime({
+      store,
+      clock: (parsed.clock as Clock | undefined) ?? systemClock,
+      instanceId: parsed.instanceId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
+      leaseMs: parsed.leaseMs ?? 30_000,
+      events: this,
+    });
+    this.#planLoop = new PlanLoop(this.#rt, parsed.lock ?? store.lock());
+    this.#executor = new Executor(this.#rt, this.#jobs, this.#jobNames, parsed.maxConcurrentRuns ?? Infinity);
+  }
+
+  /** This process's identity in leases and run ownership. */
+  get instanceId(): string {
+    return this.#rt.instanceId;
+  }
+
+  /** True from `start()` until `stop()` is called. */
+  get isRunning(): boolean {
+    return this.#state === 'running';
+  }
+
+  /** True while this instance holds the planner lock. */
+  get isPlanner(): boolean {
+    return this.#planLoop.isLeader;
+  }
+
+  /** IDs of the runs whose handlers this instance is executing. */
+  get runningRuns(): readonly string[] {
+    return this.#executor.running;
+  }
+
+  /**
+   * Validates a job and registers it in this process (it executes the job's runs).
+   * Throws a `ValidationError` at once on bad input. The job is written to the store
+   * when the scheduler starts, or right away if it is running.
+   */
+  register<Data extends JsonValue = JsonValue>(definition: JobDefinition<Data>): void {
+    const job = parseJobDefinition(definition as unknown as JobDefinition);
+    if (this.#jobs.has(job.name)) {
+      throw new ValidationError(`register(${JSON.stringify(job.name)})`, [
+        { path: 'name', message: 'is already registered in this scheduler (unregister it first)', value: job.name },
+      ]);
+    }
+    this.#jobs.set(job.name, job);
+    this.#jobNames.add(job.name);
+    this.#unsynced.add(job.name);
+    if (this.#state === 'running') void this.#sync();
+  }
+
+  /** Stops handling the job in this process; its state in the store is kept. Returns false if it was not registered. */
+  unregister(name: string): boolean {
+    parseInput(nameSchema, name, 'unregister(name)');
+    this.#unsynced.delete(name);
+    this.#jobNames.delete(name);
+    return this.#jobs.delete(name);
+  }
+
+  /** Unregisters the job and deletes its state and history from the store. Resolves false if the store did not have it. */
+  async remove(name: string): Promise<boolean> {
+    this.unregister(name);
+    return this.#call('removeJob', () => this.#rt.store.removeJob(name));
+  }
+
+  /** Suspends the job everywhere: no new runs (active runs go on). */
+  async pause(name: string): Promise<void> {
+    await this.#setSuspended('pause', name, true);
+  }
+
+  /** Resumes the job; ticks that passed meanwhile are planned as after downtime. */
+  async resume(name: string): Promise<void> {
+    await this.#setSuspended('resume', name, false);
+  }
+
+  /** Creates a manual run now. With an `idempotencyKey`, a repeated trigger returns the existing run. */
+  async trigger(name: string, options: TriggerOptions = {}): Promise<RunInfo> {
+    parseInput(nameSchema, name, 'trigger(name)');
+    const parsed = parseInput(triggerOptionsSchema, options, `trigger(${JSON.stringify(name)})`);
+    const now = this.#rt.clock.now();
+    const key = parsed.idempotencyKey ?? `${now}-${randomUUID().slice(0, 8)}`;
+    const result = await this.#call('createRun', () =>
+      this.#rt.store.createRun({
+        run: { id: manualRunId(name, key), jobName: name, scheduledAt: now, trigger: 'manual', ...(parsed.data === undefined ? {} : { data: parsed.data }) },
+        now,
+      }),
+    );
+    if (result.outcome === 'missing-job') throw new JobNotFoundError(name);
+    const run = toRunInfo(result.run);
+    if (result.outcome === 'created') safeEmit(this, 'run:created', { run });
+    return run;
+  }
+
+  /**
+   * Records a backfill: a run for every tick in `[from, to]`, oldest first, one at a
+   * time. Resolves once recorded, not when its runs finish.
+   */
+  async backfill(name: string, options: BackfillOptions): Promise<void> {
+    parseInput(nameSchema, name, 'backfill(name)');
+    const range = parseInput(backfillOptionsSchema, options, `backfill(${JSON.stringify(name)})`);
+    const record = await this.#requireJob(name);
+    const first = firstBackfillTick(this.#rt.schedules.of(record), range.from, range.to);
+    if (first === undefined) return;
+    const id = `${this.#rt.clock.now()}-${randomUUID().slice(0, 8)}`;
+    const job = await this.#call('addBackfill', () => this.#rt.store.addBackfill({ jobName: name, range: { id, next: first, to: range.to } }));
+    if (job === undefined) throw new JobNotFoundError(name);
+  }
+
+  async getJob(name: string): Promise<JobInfo | undefined> {
+    parseInput(nameSchema, name, 'getJob(name)');
+    const record = await this.#call('getJob', () => this.#rt.store.getJob(name));
+    return record === undefined ? undefined : this.#jobInfo(record);
+  }
+
+  async listJobs(): Promise<JobInfo[]> {
+    const records = await this.#call('listJobs', () => this.#rt.store.listJobs());
+    return Promise.all(records.map((record) => this.#jobInfo(record)));
+  }
+
+  /** The job's runs, newest first. */
+  async listRuns(name: string, options: ListRunsOptions = {}): Promise<RunInfo[]> {
+    parseInput(nameSchema, name, 'listRuns(name)');
+    const parsed = parseInput(listRunsOptionsSchema, options, `listRuns(${JSON.stringify(name)})`);
+    const statuses = parsed.status === undefined ? undefined : Array.isArray(parsed.status) ? parsed.status : [parsed.status];
+    const runs = await this.#call('listRuns', () =>
+      this.#rt.store.listRuns({ jobName: name, limit: parsed.limit, ...(statuses === undefined ? {} : { statuses }) }),
+    );
+    return runs.map(toRunInfo);
+  }
+
+  /** The next `count` ticks of the job after now (or after its cursor, if that is later). */
+  async nextRuns(name: string, count: number): Promise<Date[]> {
+    parseInput(nameSchema, name, 'nextRuns(name)');
+    parseInput(countArgSchema, count, 'nextRuns(count)');
+    const record = await this.#requireJob(name);
+    const schedule = this.#rt.schedules.of(record);
+    const ticks: Date[] = [];
+    let after = Math.max(record.cursor, this.#rt.clock.now());
+    for (let i = 0; i < count; i += 1) {
+      const tick = schedule.next(after);
+      if (tick === undefined) break;
+      ticks.push(new Date(tick));
+      after = tick;
+    }
+    return ticks;
+  }
+
+  /** Starts planning and executing. Store trouble is reported on `error` and retried; it does not reject. */
+  async start(): Promise<void> {
+    if (this.#state === 'running') return;
+    if (this.#state === 'stopping') throw new TickworkError('NOT_RUNNING', 'start() called while the scheduler is stopping');
+    this.#state = 'running';
+    this.#unwatch = this.#rt.store.watch((notification) => {
+      this.#planLoop.onNotification(notification);
+      this.#executor.onNotification(notification);
+    });
+    this.#planLoop.start();
+    this.#executor.start();
+    await this.#beat();
+  }
+
+  /**
+   * Stops planning and claiming, then waits for running handlers. With `abort`, their
+   * signals abort (`'shutdown'`) and their runs are released to other instances.
+   */
+  stop(options: StopOptions = {}): Promise<void> {
+    if (this.#state !== 'running') return this.#stopping ?? Promise.resolve();
+    this.#state = 'stopping';
+    this.#stopping = (async () => {
+      await this.#heartbeat;
+      await this.#planLoop.stop();
+      // The heartbeat keeps renewing the leases of handlers we wait for.
+      await this.#executor.stop(options.abort === true);
+      this.#state = 'idle'; // from here on, a finishing heartbeat does not re-arm itself
+      await this.#heartbeat;
+      if (this.#heartbeatTimer !== undefined) this.#rt.clock.clearTimer(this.#heartbeatTimer);
+      this.#heartbeatTimer = undefined;
+      this.#unwatch?.();
+      this.#unwatch = undefined;
+      this.#stopping = undefined;
+    })();
+    return this.#stopping;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.stop();
+  }
+
+  /** One heartbeat: sync registrations, keep or take the planner lease, renew run leases, look for work. */
+  #beat(): Promise<void> {
+    this.#heartbeat ??= (async () => {
+      try {
+        if (this.#state === 'running') {
+          await this.#sync();
+          await this.#planLoop.heartbeat();
+        }
+        await this.#executor.heartbeat();
+      } finally {
+        this.#heartbeat = undefined;
+        if (this.#state !== 'idle') {
+          this.#heartbeatTimer = this.#rt.clock.setTimer(() => void this.#beat(), this.#rt.leaseMs / 3);
+        }
+      }
+    })();
+    return this.#heartbeat;
+  }
+
+  /** Initializes the store once and writes pending registrations; what fails stays pending for the next heartbeat. */
+  async #sync(): Promise<void> {
+    const { io, store, clock } = this.#rt;
+    if (!this.#initialized) this.#initialized = (await io('init', () => store.init().then(() => true))) === true;
+    if (!this.#initialized) return;
+    for (const name of [...this.#unsynced]) {
+      const job = this.#jobs.get(name);
+      if (job === undefined) continue;
+      const now = clock.now();
+      const written = await io('upsertJob', () =>
+        store.upsertJob({
+          spec: toSpec(job),
+          now,
+          initialCursor: initialCursor(job.schedule, now),
+          ...(job.suspend === undefined ? {} : { suspended: job.suspend }),
+        }),
+      );
+      if (written !== undefined && this.#jobs.get(name) === job) this.#unsynced.delete(name);
+    }
+    this.#executor.poke();
+  }
+
+  async #setSuspended(method: string, name: string, suspended: boolean): Promise<void> {
+    parseInput(nameSchema, name, `${method}(name)`);
+    const job = await this.#call('setSuspended', () => this.#rt.store.setSuspended(name, suspended));
+    if (job === undefined) throw new JobNotFoundError(name);
+  }
+
+  async #requireJob(name: string): Promise<JobRecord> {
+    const record = await this.#call('getJob', () => this.#rt.store.getJob(name));
+    if (record === undefined) throw new JobNotFoundError(name);
+    return record;
+  }
+
+  async #jobInfo(record: JobRecord): Promise<JobInfo> {
+    const active = await this.#call('listRuns', () => this.#rt.store.listRuns({ jobName: record.name, statuses: ACTIVE_STATUSES }));
+    return toJobInfo(record, active, this.#rt.schedules.of(record).next(record.cursor));
+  }
+
+  /** A store call made on the caller's behalf: its failure rejects to the caller as a `StoreError`. */
+  async #call<T>(operation: string, work: () => Promise<T>): Promise<T> {
+    const { clock } = this.#rt;
+    const attempt = (async () => work())();
+    try {
+      return await (clock.track ? clock.track(attempt) : attempt);
+    } catch (cause) {
+      throw cause instanceof TickworkError ? cause : new StoreError(operation, cause);
+    }
+  }
+}
+
+function toSpec(job: NormalizedJob): JobSpec {
+  return {
+    name: job.name,
+    schedule: job.schedule,
+    timezone: job.timezone,
+    concurrencyPolicy: job.concurrencyPolicy,
+    history: job.history,
+    ...(job.startingDeadlineMs === undefined ? {} : { startingDeadlineMs: job.startingDeadlineMs }),
+  };
+}

@@ -1,0 +1,172 @@
+/**
+ * The public types of the scheduler API, written by hand with their docs. The zod
+ * schemas in `options.ts` are checked against these.
+ */
+import type { Clock } from './clock.js';
+import type { Duration } from './duration.js';
+import type { AbortReason } from './errors.js';
+import type { ConcurrencyPolicy, JsonValue, Lock, RunStatus, RunTrigger, Store } from './store.js';
+
+export type { ConcurrencyPolicy, JsonValue, RunStatus, RunTrigger } from './store.js';
+export type { Duration } from './duration.js';
+
+/** An instant: a `Date`, an ISO-8601 string, or milliseconds since the epoch. */
+export type Instant = Date | string | number;
+
+/**
+ * When a job runs:
+ * - a cron string, 5 fields (minutes) or 6 (leading seconds), or a macro such as `@daily`;
+ * - `{ at }`: once, at that instant;
+ * - `{ every, anchor? }`: at `anchor + k·every` (anchor: the job's creation time, to the second).
+ */
+export type ScheduleInput = string | { readonly at: Instant } | { readonly every: Duration; readonly anchor?: Instant };
+
+export interface RetryOptions {
+  /** Retries after the first failed attempt. @default 6 */
+  readonly limit?: number;
+  /** Wait before the first retry. @default '10s' */
+  readonly initialDelay?: Duration;
+  /** Each retry waits `factor` times the previous one. @default 2 */
+  readonly factor?: number;
+  /** Upper bound of one wait. @default '1h' */
+  readonly maxDelay?: Duration;
+  /** Spreads each wait by ±`jitter`·wait (0..1), deterministically per run and attempt. @default 0 */
+  readonly jitter?: number;
+}
+
+export interface HistoryOptions {
+  /** Succeeded runs kept per job. @default 3 */
+  readonly succeeded?: number;
+  /** Failed or cancelled runs kept per job. @default 1 */
+  readonly failed?: number;
+}
+
+/** The window of data a scheduled run covers: from the previous tick to its own. */
+export interface RunInterval {
+  readonly start: Date;
+  readonly end: Date;
+}
+
+/** What a handler receives. */
+export interface RunContext<Data extends JsonValue = JsonValue> {
+  /** Deterministic: `${job}.${unixSeconds(scheduledAt)}`, `${job}.manual.${key}` or `${job}.backfill.${unixSeconds}`. */
+  readonly runId: string;
+  readonly jobName: string;
+  /** The planned (nominal) time of the run, not the time it started. */
+  readonly scheduledAt: Date;
+  /** From the schedule's tick before `scheduledAt` to `scheduledAt`; undefined for one-offs and manual runs. */
+  readonly interval: RunInterval | undefined;
+  /** 1 for the first attempt, 2 for the first retry, ... */
+  readonly attempt: number;
+  readonly trigger: RunTrigger;
+  /** Aborted on Replace, timeout, lost lease and `stop({ abort: true })`; `signal.reason` is a `RunAbortedError`. */
+  readonly signal: AbortSignal;
+  /** The job's `data`, or the manual trigger's. */
+  readonly data: Data | undefined;
+}
+
+export type JobHandler<Data extends JsonValue = JsonValue> = (ctx: RunContext<Data>) => unknown;
+
+export interface JobDefinition<Data extends JsonValue = JsonValue> {
+  /** Unique per store: letters, digits, `-`, `_`, `.`; 1 to 200 characters. */
+  readonly name: string;
+  readonly schedule: ScheduleInput;
+  /** IANA time zone the cron fields are read in. @default 'UTC' */
+  readonly timezone?: string;
+  /** @default 'Allow' */
+  readonly concurrencyPolicy?: ConcurrencyPolicy;
+  /** A due tick older than `now − startingDeadline` when its run would be created is missed. */
+  readonly startingDeadline?: Duration;
+  /**
+   * Sets the shared suspend flag on every registration. Omit it to leave the flag to
+   * `pause()`/`resume()` (a new job starts active).
+   */
+  readonly suspend?: boolean;
+  /** Retry policy; `false` means no retries. */
+  readonly retry?: RetryOptions | false;
+  /** Deadline of the whole run, over all attempts. */
+  readonly timeout?: Duration;
+  /** Deadline of one attempt; a timed-out attempt is retried. */
+  readonly attemptTimeout?: Duration;
+  readonly history?: HistoryOptions;
+  /** Handed to every run (manual triggers may override it). */
+  readonly data?: Data;
+  readonly handler: JobHandler<Data>;
+}
+
+export interface SchedulerOptions {
+  /** @default new MemoryStore() */
+  readonly store?: Store;
+  /** @default systemClock */
+  readonly clock?: Clock;
+  /** @default a unique ID per scheduler */
+  readonly instanceId?: string;
+  /** Handlers running at once in this process. @default Infinity */
+  readonly maxConcurrentRuns?: number;
+  /** How long a run's owner (or the planner) may be silent before others take over. @default 30_000 */
+  readonly leaseMs?: number;
+  /** Planner election. @default the store's own lock */
+  readonly lock?: Lock;
+}
+
+export interface StopOptions {
+  /** Abort running handlers (reason `'shutdown'`); their runs are released for another instance. @default false */
+  readonly abort?: boolean;
+}
+
+export interface TriggerOptions<Data extends JsonValue = JsonValue> {
+  readonly data?: Data;
+  /** A repeated trigger with the same key creates nothing new. */
+  readonly idempotencyKey?: string;
+}
+
+export interface BackfillOptions {
+  readonly from: Instant;
+  readonly to: Instant;
+}
+
+export interface ListRunsOptions {
+  readonly status?: RunStatus | readonly RunStatus[];
+  /** @default 100 */
+  readonly limit?: number;
+}
+
+/** A job as the store knows it. */
+export interface JobInfo {
+  readonly name: string;
+  /** The cron expression, or `{ at }` / `{ every, anchor }` in milliseconds. */
+  readonly schedule: string | { readonly at: Date } | { readonly every: number; readonly anchor: Date };
+  readonly timezone: string;
+  readonly concurrencyPolicy: ConcurrencyPolicy;
+  readonly suspended: boolean;
+  readonly createdAt: Date;
+  /** The planning cursor: the latest tick dealt with (run, skipped or missed). */
+  readonly lastScheduleTime?: Date;
+  readonly lastSuccessfulTime?: Date;
+  /** The next tick after the cursor; undefined when the schedule has none (a one-off that ran). */
+  readonly nextRunAt?: Date;
+  /** IDs of pending and running runs. */
+  readonly active: readonly string[];
+  readonly succeeded: number;
+  readonly failed: number;
+  readonly skipped: number;
+}
+
+/** A run as the store knows it. */
+export interface RunInfo {
+  readonly id: string;
+  readonly jobName: string;
+  readonly scheduledAt: Date;
+  readonly trigger: RunTrigger;
+  readonly status: RunStatus;
+  readonly attempt: number;
+  readonly createdAt: Date;
+  readonly startedAt?: Date;
+  readonly finishedAt?: Date;
+  readonly error?: { readonly name: string; readonly message: string };
+  /** When a pending run may start (its next retry). */
+  readonly readyAt: Date;
+  readonly data?: JsonValue;
+}
+
+export type { AbortReason };
