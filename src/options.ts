@@ -81,10 +81,10 @@ const jobSchema = z
     concurrencyPolicy: policySchema.default('Allow'),
     startingDeadline: durationSchema().optional(),
     suspend: z.boolean().optional(),
-    retry: z.union([z.literal(false), retrySchema]).default({} as never),
+    retry: z.union([z.literal(false), retrySchema]).prefault({}),
     timeout: durationSchema(1).optional(),
     attemptTimeout: durationSchema(1).optional(),
-    history: z.object({ succeeded: countSchema.default(3), failed: countSchema.default(1) }).strict().default({} as never),
+    history: z.object({ succeeded: countSchema.default(3), failed: countSchema.default(1) }).strict().prefault({}),
     data: jsonSchema.optional(),
     handler: z.custom<JobHandler>((value) => typeof value === 'function', 'must be a function'),
   })

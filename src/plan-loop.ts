@@ -90,8 +90,9 @@ export class PlanLoop {
     if (this.#lease === undefined || this.#stopped) return;
     if (notification.type === 'job-changed') void this.#reload(notification.jobName);
     else if (notification.type === 'run-finished') {
+      // A finished run may unblock the next CatchUp tick or backfill step; other jobs don't care.
       const job = this.#jobs.get(notification.jobName);
-      if (job !== undefined && job.dueAt === undefined) {
+      if (job !== undefined && (job.record.concurrencyPolicy === 'CatchUp' || job.record.backfills.length > 0)) {
         this.#setDue(notification.jobName, job, this.#rt.clock.now());
         void this.wake();
       }

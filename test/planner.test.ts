@@ -1,0 +1,117 @@
+import { describe, expect, it } from 'vitest';
+import { firstBackfillTick, initialCursor, nextBackfillTick, plan, type PlanInput } from '../src/planner.js';
+import { compileSchedule, type Schedule } from '../src/schedule/index.js';
+
+const MIN = 60_000;
+const T0 = Date.UTC(2026, 0, 1);
+const everyMinute = compileSchedule({ kind: 'cron', expression: '* * * * *' }, 'UTC', 0);
+
+/** Wraps a schedule to count the calls the planner makes: planning must not enumerate ticks. */
+function counting(schedule: Schedule): Schedule & { calls: number } {
+  const counted = {
+    calls: 0,
+    next: (after: number) => {
+      counted.calls += 1;
+      return schedule.next(after);
+    },
+    latest: (at: number) => {
+      counted.calls += 1;
+      return schedule.latest(at);
+    },
+  };
+  return counted;
+}
+
+function input(overrides: Partial<PlanInput>): PlanInput {
+  return { schedule: everyMinute, policy: 'Allow', cursor: T0, now: T0, ...overrides };
+}
+
+describe('plan', () => {
+  it('waits for the next tick when nothing is due', () => {
+    expect(plan(input({ now: T0 + 59_999 }))).toEqual({ kind: 'wait', wakeAt: T0 + MIN });
+  });
+
+  it('runs a tick exactly at its nominal time, never before', () => {
+    expect(plan(input({ now: T0 + MIN - 1 })).kind).toBe('wait');
+    expect(plan(input({ now: T0 + MIN }))).toEqual({ kind: 'run', tick: T0 + MIN });
+  });
+
+  it('waits forever once a one-off has run', () => {
+    const once = compileSchedule({ kind: 'at', at: T0 + MIN }, 'UTC', 0);
+    expect(plan(input({ schedule: once, cursor: T0 + MIN, now: T0 + 10 * MIN }))).toEqual({ kind: 'wait', wakeAt: undefined });
+  });
+
+  for (const policy of ['Allow', 'Forbid', 'Replace'] as const) {
+    it(`${policy}: runs the latest due tick and reports the earlier ones as one coalesced range`, () => {
+      expect(plan(input({ policy, now: T0 + 5 * MIN + 30_000 }))).toEqual({
+        kind: 'run',
+        tick: T0 + 5 * MIN,
+        missed: { from: T0 + MIN, to: T0 + 4 * MIN, reason: 'coalesced' },
+      });
+    });
+  }
+
+  it('Allow: after 30 million missed minutes, plans the latest tick with a constant number of schedule look-ups', () => {
+    const schedule = counting(everyMinute);
+    const now = T0 + 30_000_000 * MIN + 1_234;
+    const decision = plan(input({ schedule, now }));
+    expect(decision).toEqual({
+      kind: 'run',
+      tick: T0 + 30_000_000 * MIN,
+      missed: { from: T0 + MIN, to: T0 + 29_999_999 * MIN, reason: 'coalesced' },
+    });
+    expect(schedule.calls).toBeLessThanOrEqual(3);
+  });
+
+  it('misses every due tick older than the starting deadline', () => {
+    expect(plan(input({ now: T0 + 10 * MIN + 1, startingDeadlineMs: 30_000 }))).toEqual({ kind: 'run', tick: T0 + 10 * MIN, missed: { from: T0 + MIN, to: T0 + 9 * MIN, reason: 'coalesced' } });
+    expect(plan(input({ now: T0 + 10 * MIN + 30_001, startingDeadlineMs: 30_000 }))).toEqual({
+      kind: 'miss',
+      cursor: T0 + 10 * MIN,
+      missed: { from: T0 + MIN, to: T0 + 10 * MIN, reason: 'starting-deadline' },
+    });
+    // Exactly at the deadline is still startable.
+    expect(plan(input({ now: T0 + MIN + 30_000, startingDeadlineMs: 30_000 }))).toEqual({ kind: 'run', tick: T0 + MIN });
+  });
+
+  it('CatchUp: runs the oldest due tick, whatever the backlog', () => {
+    const schedule = counting(everyMinute);
+    expect(plan(input({ schedule, policy: 'CatchUp', now: T0 + 30_000_000 * MIN }))).toEqual({ kind: 'run', tick: T0 + MIN });
+    expect(schedule.calls).toBe(1);
+  });
+
+  it('CatchUp: misses only the ticks older than the starting deadline', () => {
+    expect(plan(input({ policy: 'CatchUp', now: T0 + 10 * MIN + 30_000, startingDeadlineMs: 3 * MIN }))).toEqual({
+      kind: 'run',
+      tick: T0 + 8 * MIN,
+      missed: { from: T0 + MIN, to: T0 + 7 * MIN, reason: 'starting-deadline' },
+    });
+    expect(plan(input({ policy: 'CatchUp', cursor: T0 + 7 * MIN, now: T0 + 10 * MIN, startingDeadlineMs: 3 * MIN }))).toEqual({ kind: 'run', tick: T0 + 8 * MIN });
+  });
+
+  it('CatchUp: misses everything when no due tick is young enough', () => {
+    const hourly = compileSchedule({ kind: 'cron', expression: '0 * * * *' }, 'UTC', 0);
+    expect(plan(input({ schedule: hourly, policy: 'CatchUp', now: T0 + 150 * MIN, startingDeadlineMs: MIN }))).toEqual({
+      kind: 'miss',
+      cursor: T0 + 120 * MIN,
+      missed: { from: T0 + 60 * MIN, to: T0 + 120 * MIN, reason: 'starting-deadline' },
+    });
+  });
+});
+
+describe('initialCursor', () => {
+  it('starts recurring jobs at their creation and past one-offs just before their instant', () => {
+    expect(initialCursor({ kind: 'cron', expression: '* * * * *' }, T0)).toBe(T0);
+    expect(initialCursor({ kind: 'at', at: T0 - MIN }, T0)).toBe(T0 - MIN - 1);
+    expect(initialCursor({ kind: 'at', at: T0 + MIN }, T0)).toBe(T0);
+  });
+});
+
+describe('backfill ticks', () => {
+  it('walks [from, to] inclusively', () => {
+    expect(firstBackfillTick(everyMinute, T0, T0 + 2 * MIN)).toBe(T0);
+    expect(firstBackfillTick(everyMinute, T0 + 1, T0 + MIN - 1)).toBeUndefined();
+    expect(nextBackfillTick(everyMinute, T0 + MIN, T0 + 2 * MIN)).toBe(T0 + 2 * MIN);
+    expect(nextBackfillTick(everyMinute, T0 + 2 * MIN, T0 + 2 * MIN)).toBeUndefined();
+  });
+});

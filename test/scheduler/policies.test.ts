@@ -1,0 +1,218 @@
+import { describe, expect, it } from 'vitest';
+import { RunAbortedError, type RunContext } from '../../src/index.js';
+import { eventsOf, gate, harness, stopWhileAdvancing } from '../helpers.js';
+
+describe('schedules fire at their nominal times', () => {
+  it('runs a cron job at each tick with its context', async () => {
+    const { clock, scheduler, log } = harness();
+    const seen: Omit<RunContext, 'signal'>[] = [];
+    scheduler.register({
+      name: 'report',
+      schedule: '*/15 * * * *',
+      data: { region: 'eu' },
+      handler: ({ signal: _signal, ...ctx }) => void seen.push(ctx),
+    });
+    await scheduler.start();
+    await clock.advance('30m');
+    expect(seen).toEqual([
+      {
+        runId: 'report.1767226500',
+        jobName: 'report',
+        scheduledAt: new Date('2026-01-01T00:15:00Z'),
+        interval: { start: new Date('2026-01-01T00:00:00Z'), end: new Date('2026-01-01T00:15:00Z') },
+        attempt: 1,
+        trigger: 'schedule',
+        data: { region: 'eu' },
+      },
+      expect.objectContaining({ runId: 'report.1767227400', scheduledAt: new Date('2026-01-01T00:30:00Z') }),
+    ]);
+    expect(eventsOf(log, 'run:started').map((detail) => detail)).toEqual(['report.1767226500#1', 'report.1767227400#1']);
+    expect(log.filter((e) => e.event === 'run:started').map((e) => e.at)).toEqual(['2026-01-01T00:15:00.000Z', '2026-01-01T00:30:00.000Z']);
+    await scheduler.stop();
+  });
+
+  it('runs `every` schedules from the creation time and one-offs once', async () => {
+    const { clock, scheduler, log } = harness({ start: '2026-01-01T00:00:00.700Z' });
+    scheduler.register({ name: 'tick', schedule: { every: '10s' }, handler: () => {} });
+    scheduler.register({ name: 'once', schedule: { at: '2026-01-01T00:00:25Z' }, handler: () => {} });
+    await scheduler.start();
+    await clock.advance('30s');
+    expect(log.filter((e) => e.event === 'run:started').map((e) => `${e.at} ${e.detail}`)).toEqual([
+      '2026-01-01T00:00:10.000Z tick.1767225610#1',
+      '2026-01-01T00:00:20.000Z tick.1767225620#1',
+      '2026-01-01T00:00:25.000Z once.1767225625#1',
+      '2026-01-01T00:00:30.000Z tick.1767225630#1',
+    ]);
+    const once = await scheduler.getJob('once');
+    expect(once?.nextRunAt).toBeUndefined();
+    expect(once?.succeeded).toBe(1);
+    await clock.advance('1h');
+    expect(eventsOf(log, 'run:started').filter((d) => d.startsWith('once'))).toHaveLength(1);
+    await scheduler.stop();
+  });
+
+  it('runs a one-off whose instant passed at once, unless it is older than the starting deadline', async () => {
+    const { clock, scheduler, log } = harness({ start: '2026-01-01T12:00:00Z' });
+    scheduler.register({ name: 'late', schedule: { at: '2026-01-01T11:55:00Z' }, handler: () => {} });
+    scheduler.register({ name: 'too-late', schedule: { at: '2026-01-01T11:00:00Z' }, startingDeadline: '10m', handler: () => {} });
+    await scheduler.start();
+    await clock.advance('1s');
+    expect(eventsOf(log, 'run:started')).toEqual(['late.1767268500#1']);
+    expect(eventsOf(log, 'tick:missed')).toEqual(['too-late 2026-01-01T11:00:00.000Z..2026-01-01T11:00:00.000Z starting-deadline']);
+    await scheduler.stop();
+  });
+});
+
+describe('concurrency policies', () => {
+  it('Allow starts runs for new ticks while earlier runs are still active', async () => {
+    const { clock, scheduler } = harness();
+    const g = gate();
+    scheduler.register({ name: 'a', schedule: '* * * * *', handler: g.handler });
+    await scheduler.start();
+    await clock.advance('3m');
+    expect(g.started).toBe(3);
+    expect((await scheduler.getJob('a'))?.active).toHaveLength(3);
+    await scheduler.stop({ abort: true });
+  });
+
+  it('Forbid skips ticks while a run is active and counts each once', async () => {
+    const { clock, scheduler, log } = harness();
+    scheduler.register({ name: 'f', schedule: '* * * * *', concurrencyPolicy: 'Forbid', handler: () => clock.sleep('150s') });
+    await scheduler.start();
+    await clock.advance('5m');
+    // 00:01 runs until 00:03:30, so 00:02 and 00:03 are skipped; 00:04 runs until 00:06:30, so 00:05 is skipped.
+    expect(eventsOf(log, 'run:started')).toEqual(['f.1767225660#1', 'f.1767225840#1']);
+    expect(eventsOf(log, 'tick:skipped')).toEqual(['f 2026-01-01T00:02:00.000Z', 'f 2026-01-01T00:03:00.000Z', 'f 2026-01-01T00:05:00.000Z']);
+    expect((await scheduler.getJob('f'))?.skipped).toBe(3);
+    await stopWhileAdvancing(scheduler, clock);
+  });
+
+  it('Replace cancels the active run (signal reason "replaced") and starts the new one', async () => {
+    const { clock, scheduler, log } = harness();
+    const reasons: unknown[] = [];
+    scheduler.register({
+      name: 'r',
+      schedule: '* * * * *',
+      concurrencyPolicy: 'Replace',
+      handler: async ({ signal }) => {
+        await clock.sleep('90s', signal).catch((error: unknown) => {
+          reasons.push(error instanceof RunAbortedError ? error.reason : error);
+          throw error;
+        });
+      },
+    });
+    await scheduler.start();
+    await clock.advance('2m');
+    expect(reasons).toEqual(['replaced']);
+    expect(eventsOf(log, 'run:cancelled')).toEqual(['r.1767225660 replaced']);
+    const runs = await scheduler.listRuns('r');
+    expect(runs.map((run) => [run.id, run.status])).toEqual([
+      ['r.1767225720', 'running'],
+      ['r.1767225660', 'cancelled'],
+    ]);
+    await scheduler.pause('r'); // suspending creates no more runs but leaves the active one alone
+    await clock.advance('90s');
+    expect((await scheduler.listRuns('r', { status: 'succeeded' })).map((run) => run.id)).toEqual(['r.1767225720']);
+    expect(reasons).toEqual(['replaced']);
+    await scheduler.stop();
+  });
+
+  it('CatchUp runs every missed tick oldest first, one at a time, each with its own interval', async () => {
+    const { clock, scheduler, store } = harness();
+    const seen: string[] = [];
+    let active = 0;
+    let maxActive = 0;
+    const definition = {
+      name: 'c',
+      schedule: '*/10 * * * *',
+      concurrencyPolicy: 'CatchUp' as const,
+      handler: async (ctx: RunContext) => {
+        active += 1;
+        maxActive = Math.max(maxActive, active);
+        seen.push(`${ctx.scheduledAt.toISOString().slice(11, 16)} [${ctx.interval?.start.toISOString().slice(11, 16)}, ${ctx.interval?.end.toISOString().slice(11, 16)}] at ${clock.date.toISOString().slice(11, 19)}`);
+        await clock.sleep('2m');
+        active -= 1;
+      },
+    };
+    scheduler.register(definition);
+    await scheduler.start();
+    await scheduler.stop();
+    await clock.set('2026-01-01T00:45:00Z'); // downtime: 00:10 .. 00:40 were missed
+    const again = harness({ clock, store });
+    again.scheduler.register(definition);
+    await again.scheduler.start();
+    await clock.advance('15m');
+    expect(seen).toEqual([
+      '00:10 [00:00, 00:10] at 00:45:00',
+      '00:20 [00:10, 00:20] at 00:47:00',
+      '00:30 [00:20, 00:30] at 00:49:00',
+      '00:40 [00:30, 00:40] at 00:51:00',
+      '00:50 [00:40, 00:50] at 00:53:00',
+      '01:00 [00:50, 01:00] at 01:00:00',
+    ]);
+    expect(maxActive).toBe(1);
+    await stopWhileAdvancing(again.scheduler, clock);
+  });
+
+  it('misses due ticks older than the starting deadline', async () => {
+    const { clock, scheduler, store } = harness();
+    const definition = { name: 'd', schedule: '0 * * * *', startingDeadline: '5m', handler: () => {} };
+    scheduler.register(definition);
+    await scheduler.start();
+    await scheduler.stop();
+    await clock.set('2026-01-01T03:10:00Z');
+    const again = harness({ clock, store });
+    again.scheduler.register(definition);
+    await again.scheduler.start();
+    await clock.advance('1h');
+    // At 03:10 even the 03:00 tick is older than the 5-minute deadline.
+    expect(eventsOf(again.log, 'tick:missed')).toEqual(['d 2026-01-01T01:00:00.000Z..2026-01-01T03:00:00.000Z starting-deadline']);
+    expect(eventsOf(again.log, 'run:started')).toEqual(['d.1767240000#1']);
+    await again.scheduler.stop();
+  });
+});
+
+describe('downtime over 30 million missed minutes', () => {
+  for (const policy of ['Allow', 'Forbid'] as const) {
+    it(`${policy}: runs only the latest tick and reports one missed range`, async () => {
+      const { clock, scheduler, store } = harness();
+      const definition = { name: 'm', schedule: '* * * * *', concurrencyPolicy: policy, handler: () => {} };
+      scheduler.register(definition);
+      await scheduler.start();
+      await scheduler.stop();
+      const restart = Date.parse('2026-01-01T00:00:00Z') + 30_000_000 * 60_000 + 20_000;
+      await clock.set(restart);
+      const again = harness({ clock, store });
+      again.scheduler.register(definition);
+      await again.scheduler.start();
+      const latest = new Date(restart - 20_000).toISOString();
+      expect(eventsOf(again.log, 'tick:missed')).toEqual([
+        `m 2026-01-01T00:01:00.000Z..${new Date(restart - 80_000).toISOString()} coalesced`,
+      ]);
+      expect(again.log.filter((e) => e.event === 'run:started').map((e) => e.detail)).toEqual([`m.${(restart - 20_000) / 1000}#1`]);
+      expect((await again.scheduler.getJob('m'))?.lastScheduleTime?.toISOString()).toBe(latest);
+      await again.scheduler.stop();
+    });
+  }
+
+  it('Forbid: with a run still active, skips the latest tick once', async () => {
+    const h = harness();
+    const { clock, scheduler } = h;
+    const log = () => h.log;
+    const g = gate();
+    const definition = { name: 'm', schedule: '* * * * *', concurrencyPolicy: 'Forbid' as const, handler: g.handler };
+    scheduler.register(definition);
+    await scheduler.start();
+    await scheduler.trigger('m', { idempotencyKey: 'held' });
+    await clock.advance('1s');
+    expect(g.started).toBe(1);
+    const restart = Date.parse('2026-01-01T00:00:00Z') + 30_000_000 * 60_000;
+    await clock.set(restart); // the wall clock jumps; timers keep their delays and the heartbeat notices
+    await clock.advance('59s');
+    expect(eventsOf(log(), 'tick:skipped')).toEqual([`m ${new Date(restart).toISOString()}`]);
+    expect(eventsOf(log(), 'tick:missed')).toEqual([`m 2026-01-01T00:01:00.000Z..${new Date(restart - 60_000).toISOString()} coalesced`]);
+    expect((await scheduler.getJob('m'))?.skipped).toBe(1);
+    g.release();
+    await scheduler.stop();
+  });
+});
