@@ -200,18 +200,20 @@ export class Executor {
         (): Ending => ({ kind: 'returned' }),
         (error: unknown): Ending => ({ kind: 'threw', error }),
       );
+    // A shutdown lets the handler settle (its run is then released, or recorded if it finished);
+    // every other abort ends the attempt at once, whatever the handler does next.
     const aborted = new Promise<Ending>((resolve) => {
       const onAbort = (): void => {
-        const reason = (controller.signal.reason as RunAbortedError).reason;
-        // On shutdown the handler is given the chance to settle; its run is then released (or recorded, if it finished).
-        if (reason === 'shutdown') void handled.then((ending) => resolve(ending.kind === 'returned' ? ending : { kind: 'aborted', reason }));
-        else resolve({ kind: 'aborted', reason });
+        const reason = abortReason(controller.signal);
+        if (reason !== 'shutdown') resolve({ kind: 'aborted', reason });
       };
       if (controller.signal.aborted) onAbort();
       else controller.signal.addEventListener('abort', onAbort, { once: true });
     });
     try {
-      return await Promise.race([handled, aborted]);
+      const ending = await Promise.race([handled, aborted]);
+      // A handler that throws once its signal has aborted was ended by that abort, not by a fault of its own.
+      return ending.kind === 'threw' && controller.signal.aborted ? { kind: 'aborted', reason: abortReason(controller.signal) } : ending;
     } finally {
       if (timer !== undefined) clock.clearTimer(timer);
     }
@@ -305,6 +307,10 @@ export class Executor {
     this.#timer = undefined;
     this.#timerAt = undefined;
   }
+}
+
+function abortReason(signal: AbortSignal): AbortReason {
+  return (signal.reason as RunAbortedError).reason;
 }
 
 function timeoutError(job: NormalizedJob): RunError {

@@ -44,9 +44,53 @@ export const instantSchema = z
     return ms;
   });
 
-const jsonSchema: z.ZodType<JsonValue> = z.lazy(() =>
-  z.union([z.string(), z.number().refine(Number.isFinite, 'must be finite'), z.boolean(), z.null(), z.array(jsonSchema), z.record(z.string(), jsonSchema)]),
-);
+/**
+ * Picks the schema for a value by its shape and parses with it, keeping the inner
+ * field paths in the issues (a plain `z.union` reports only "Invalid input" at the union).
+ */
+function byShape<T>(pick: (value: unknown) => z.ZodType<T> | undefined, message: string) {
+  return z.unknown().transform((value, ctx): T => {
+    const schema = pick(value);
+    if (schema === undefined) {
+      ctx.addIssue({ code: 'custom', message });
+      return z.NEVER;
+    }
+    const result = schema.safeParse(value);
+    if (result.success) return result.data;
+    for (const issue of result.error.issues) ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path });
+    return z.NEVER;
+  });
+}
+
+/** Any JSON value; anything else (a Date, a function, NaN, a class instance) is reported at its exact path. */
+const jsonSchema = z.unknown().transform((value, ctx): JsonValue => {
+  const problem = jsonProblem(value, []);
+  if (problem !== undefined) {
+    ctx.addIssue({ code: 'custom', message: problem.message, path: problem.path });
+    return z.NEVER;
+  }
+  return value as JsonValue;
+});
+
+function jsonProblem(value: unknown, path: PropertyKey[]): { path: PropertyKey[]; message: string } | undefined {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return undefined;
+  if (typeof value === 'number') return Number.isFinite(value) ? undefined : { path, message: 'must be a finite number (JSON)' };
+  if (Array.isArray(value)) {
+    for (const [index, item] of value.entries()) {
+      const problem = jsonProblem(item, [...path, index]);
+      if (problem !== undefined) return problem;
+    }
+    return undefined;
+  }
+  if (typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
+    for (const [key, item] of Object.entries(value)) {
+      const problem = jsonProblem(item, [...path, key]);
+      if (problem !== undefined) return problem;
+    }
+    return undefined;
+  }
+  return { path, message: 'must be a JSON value (string, finite number, boolean, null, array or plain object)' };
+}
 
 const policySchema = z.enum(['Allow', 'Forbid', 'Replace', 'CatchUp'], {
   error: 'must be "Allow", "Forbid", "Replace" or "CatchUp"',
@@ -64,13 +108,19 @@ const retrySchema = z
   })
   .strict();
 
-const scheduleSchema = z.union(
-  [
-    z.string(),
-    z.object({ at: instantSchema }).strict(),
-    z.object({ every: durationSchema(MIN_EVERY_MS), anchor: instantSchema.optional() }).strict(),
-  ],
-  { error: 'must be a cron string, { at } or { every, anchor? }' },
+const atSchema = z.object({ at: instantSchema }).strict();
+const everySchema = z.object({ every: durationSchema(MIN_EVERY_MS), anchor: instantSchema.optional() }).strict();
+
+const scheduleSchema = byShape<string | z.output<typeof atSchema> | z.output<typeof everySchema>>(
+  (value) =>
+    typeof value === 'string'
+      ? z.string()
+      : typeof value === 'object' && value !== null && 'at' in value
+        ? atSchema
+        : typeof value === 'object' && value !== null && 'every' in value
+          ? everySchema
+          : undefined,
+  'must be a cron string, { at } or { every, anchor? }',
 );
 
 const jobSchema = z
@@ -81,7 +131,10 @@ const jobSchema = z
     concurrencyPolicy: policySchema.default('Allow'),
     startingDeadline: durationSchema().optional(),
     suspend: z.boolean().optional(),
-    retry: z.union([z.literal(false), retrySchema]).prefault({}),
+    retry: byShape<false | z.output<typeof retrySchema>>(
+      (value) => (value === false ? z.literal(false) : typeof value === 'object' && value !== null ? retrySchema : undefined),
+      'must be retry options or false',
+    ).optional(),
     timeout: durationSchema(1).optional(),
     attemptTimeout: durationSchema(1).optional(),
     history: z.object({ succeeded: countSchema.default(3), failed: countSchema.default(1) }).strict().prefault({}),
@@ -137,15 +190,16 @@ export function parseJobDefinition(input: JobDefinition<never> | JobDefinition):
         : job.schedule.anchor === undefined
           ? { kind: 'every', everyMs: job.schedule.every }
           : { kind: 'every', everyMs: job.schedule.every, anchor: job.schedule.anchor };
+  const options = job.retry ?? retrySchema.parse({});
   const retry: NormalizedRetry =
-    job.retry === false
+    options === false
       ? NO_RETRY
       : {
-          limit: job.retry.limit,
-          initialDelayMs: job.retry.initialDelay,
-          factor: job.retry.factor,
-          maxDelayMs: job.retry.maxDelay,
-          jitter: job.retry.jitter,
+          limit: options.limit,
+          initialDelayMs: options.initialDelay,
+          factor: options.factor,
+          maxDelayMs: options.maxDelay,
+          jitter: options.jitter,
         };
   return {
     name: job.name,

@@ -1,0 +1,108 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { MemoryStore, StoreError, type Store } from '../../src/index.js';
+import { eventsOf, harness } from '../helpers.js';
+
+/** A memory store that can be made unreachable: every call rejects while `down`. */
+function flakyStore(): { store: Store; setDown(down: boolean): void; failures: number } {
+  const inner = new MemoryStore();
+  const state = { down: false, failures: 0 };
+  const store = new Proxy(inner, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver) as unknown;
+      if (typeof value !== 'function' || property === 'watch' || property === 'lock') return typeof value === 'function' ? value.bind(target) : value;
+      return async (...args: unknown[]) => {
+        if (state.down) {
+          state.failures += 1;
+          throw new Error('ECONNREFUSED');
+        }
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+  return { store, setDown: (down) => void (state.down = down), get failures() { return state.failures; } };
+}
+
+describe('failures never reach the app', () => {
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+  beforeEach(() => {
+    unhandled.length = 0;
+    process.on('unhandledRejection', onUnhandled);
+  });
+  afterEach(() => {
+    process.off('unhandledRejection', onUnhandled);
+    expect(unhandled).toEqual([]);
+  });
+
+  it('reports an unreachable store, keeps trying, and resumes under the policy rules', async () => {
+    const flaky = flakyStore();
+    const { clock, scheduler, log } = harness({ store: flaky.store as MemoryStore });
+    scheduler.register({ name: 'a', schedule: '* * * * *', handler: () => {} });
+    await scheduler.start();
+    await clock.advance('2m');
+    flaky.setDown(true);
+    await clock.advance('5m');
+    expect(flaky.failures).toBeGreaterThan(0);
+    expect(eventsOf(log, 'error').length).toBeGreaterThan(0);
+    expect(eventsOf(log, 'error')[0]).toMatch(/store operation \w+ failed: ECONNREFUSED/);
+    flaky.setDown(false);
+    await clock.advance('30s');
+    // Back after 00:07: the ticks at 00:03..00:06 are coalesced into 00:07 (Allow).
+    expect(eventsOf(log, 'tick:missed')).toEqual(['a 2026-01-01T00:03:00.000Z..2026-01-01T00:06:00.000Z coalesced']);
+    expect(eventsOf(log, 'run:succeeded')).toEqual(['a.1767225660', 'a.1767225720', 'a.1767226020']);
+    await scheduler.stop();
+  });
+
+  it('start() does not reject when the store is down; the job is written once it is back', async () => {
+    const flaky = flakyStore();
+    flaky.setDown(true);
+    const { clock, scheduler, log } = harness({ store: flaky.store as MemoryStore });
+    scheduler.register({ name: 'late', schedule: '* * * * *', handler: () => {} });
+    await scheduler.start();
+    expect(eventsOf(log, 'error')).toContainEqual(expect.stringMatching(/store operation init failed/));
+    flaky.setDown(false);
+    await clock.advance('1m');
+    expect(eventsOf(log, 'run:succeeded')).toEqual(['late.1767225660']);
+    await scheduler.stop();
+  });
+
+  it('rejects calls the app makes itself with a StoreError', async () => {
+    const flaky = flakyStore();
+    const { scheduler } = harness({ store: flaky.store as MemoryStore });
+    flaky.setDown(true);
+    await expect(scheduler.listJobs()).rejects.toBeInstanceOf(StoreError);
+    await expect(scheduler.getJob('x')).rejects.toMatchObject({ code: 'STORE', operation: 'getJob' });
+  });
+
+  it('a throwing handler fails its run; a throwing listener is reported and changes nothing', async () => {
+    const { clock, scheduler, log } = harness();
+    scheduler.on('run:started', () => {
+      throw new Error('listener bug');
+    });
+    scheduler.register({ name: 'sync-throw', schedule: '* * * * *', retry: false, handler: () => { throw new RangeError('handler bug'); } });
+    scheduler.register({ name: 'ok', schedule: '* * * * *', handler: () => {} });
+    await scheduler.start();
+    await clock.advance('2m');
+    expect(eventsOf(log, 'run:failed')).toEqual(['sync-throw.1767225660 RangeError: handler bug', 'sync-throw.1767225720 RangeError: handler bug']);
+    expect(eventsOf(log, 'run:succeeded')).toEqual(['ok.1767225660', 'ok.1767225720']);
+    expect(eventsOf(log, 'error').filter((message) => message.includes('listener bug'))).toHaveLength(4);
+    await scheduler.stop();
+  });
+
+  it('survives an error listener that throws', async () => {
+    const flaky = flakyStore();
+    const { clock, scheduler } = harness({ store: flaky.store as MemoryStore });
+    scheduler.on('error', () => {
+      throw new Error('error listener bug');
+    });
+    scheduler.register({ name: 'a', schedule: '* * * * *', handler: () => {} });
+    await scheduler.start();
+    flaky.setDown(true);
+    await clock.advance('1m');
+    flaky.setDown(false);
+    await clock.advance('1m');
+    // 00:01 could not be planned while the store was down: it runs late, then 00:02 on time.
+    expect((await scheduler.listRuns('a')).map((run) => run.id)).toEqual(['a.1767225720', 'a.1767225660']);
+    await scheduler.stop();
+  });
+});
