@@ -2,7 +2,7 @@
  * The scheduler's typed events, and emitting them so that a throwing listener can
  * never break the loop that emitted: its error is reported on `error` instead.
  */
-import { EventEmitter } from 'eventemitter3';
+import type { EventEmitter } from 'eventemitter3';
 import { TickworkError } from './errors.js';
 import type { RunInfo } from './types.js';
 

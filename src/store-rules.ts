@@ -24,6 +24,16 @@ export function compareNewestFirst(a: RunRecord, b: RunRecord): number {
   return b.createdAt - a.createdAt || b.scheduledAt - a.scheduledAt || compareIds(b.id, a.id);
 }
 
+/** The order of `active` and `cancelled` lists: oldest `createdAt` first, then `scheduledAt`, then ID. */
+export function compareOldestFirst(a: RunRecord, b: RunRecord): number {
+  return compareNewestFirst(b, a);
+}
+
+/** Recovery order: the lease that expired first, then ID. */
+export function compareLeaseOrder(a: RunRecord, b: RunRecord): number {
+  return (a.leaseUntil ?? 0) - (b.leaseUntil ?? 0) || compareIds(a.id, b.id);
+}
+
 /**
  * The finished runs to delete so that at most `limits.succeeded` succeeded and
  * `limits.failed` failed-or-cancelled runs remain, keeping the most recently

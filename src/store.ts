@@ -10,6 +10,10 @@
  * `FakeClock` drives every store exactly as it drives the scheduler. All instants
  * are milliseconds since the Unix epoch.
  *
+ * Stores reject with whatever their client throws; the scheduler wraps failures
+ * in `StoreError` and reports them. Lists of runs inside results (`active`,
+ * `cancelled`) are ordered oldest first (`compareOldestFirst` in store-rules.ts).
+ *
  * `tickwork/testing` exports `storeConformance()`, which proves a store against
  * this contract; every method's TSDoc below is what that suite checks.
  */
@@ -265,8 +269,9 @@ export interface Store {
 
   /**
    * Atomic. Creates the job with `initialCursor`, zero counters and no backfills, or
-   * updates an existing job's spec, keeping its cursor, counters, history and
-   * backfills. Sets `suspended` only when given. Notifies `job-changed`.
+   * replaces an existing job's spec as a whole (a field absent from the new spec is
+   * removed), keeping its cursor, counters, history and backfills. Sets
+   * `suspended` only when given. Notifies `job-changed`.
    */
   upsertJob(input: UpsertJobInput): Promise<{ readonly job: JobRecord; readonly created: boolean }>;
   getJob(name: string): Promise<JobRecord | undefined>;
@@ -324,7 +329,8 @@ export interface Store {
   /**
    * Atomic per run: every `running` run whose `leaseUntil < now` goes back to
    * `pending` with `attempt + 1`, `readyAt = now`, no owner, and an `error` named
-   * `LeaseExpiredError`. Resolves the recovered runs (at most `limit`). Notifies `run-ready`.
+   * `LeaseExpiredError`. Resolves the recovered runs: at most `limit`, the earliest
+   * expired lease first (ties by ID). Notifies `run-ready`.
    */
   recoverExpiredRuns(input: RecoverExpiredRunsInput): Promise<readonly RunRecord[]>;
 

@@ -30,7 +30,7 @@ import {
   type StoreNotification,
   type UpsertJobInput,
 } from '../../src/store.js';
-import { compareNewestFirst, compareReadyOrder, isActive, pruneHistory } from '../../src/store-rules.js';
+import { compareLeaseOrder, compareNewestFirst, compareOldestFirst, compareReadyOrder, isActive, pruneHistory } from '../../src/store-rules.js';
 import { MemoryLock } from './memory-lock.js';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
@@ -66,7 +66,19 @@ export class MemoryStore implements Store {
             skipped: 0,
             backfills: [],
           }
-        : { ...existing, ...input.spec, suspended: input.suspended ?? existing.suspended };
+        : {
+            // The spec is replaced as a whole (a field dropped from the definition is dropped here too).
+            ...input.spec,
+            suspended: input.suspended ?? existing.suspended,
+            createdAt: existing.createdAt,
+            cursor: existing.cursor,
+            ...(existing.lastScheduleTime === undefined ? {} : { lastScheduleTime: existing.lastScheduleTime }),
+            ...(existing.lastSuccessfulTime === undefined ? {} : { lastSuccessfulTime: existing.lastSuccessfulTime }),
+            succeeded: existing.succeeded,
+            failed: existing.failed,
+            skipped: existing.skipped,
+            backfills: existing.backfills,
+          };
     this.#jobs.set(job.name, job);
     this.#notify({ type: 'job-changed', jobName: job.name });
     return { job, created: existing === undefined };
@@ -206,11 +218,14 @@ export class MemoryStore implements Store {
   }
 
   async recoverExpiredRuns(input: RecoverExpiredRunsInput): Promise<readonly RunRecord[]> {
-    const recovered: RunRecord[] = [];
+    const expired: RunRecord[] = [];
     for (const id of this.#running) {
-      if (recovered.length >= input.limit) break;
       const run = this.#runs.get(id);
-      if (run === undefined || (run.leaseUntil ?? 0) >= input.now) continue;
+      if (run !== undefined && (run.leaseUntil ?? 0) < input.now) expired.push(run);
+    }
+    expired.sort(compareLeaseOrder);
+    const recovered: RunRecord[] = [];
+    for (const run of expired.slice(0, input.limit)) {
       const back: RunRecord = {
         ...withoutLease(run),
         status: 'pending',
@@ -257,7 +272,7 @@ export class MemoryStore implements Store {
       const run = this.#runs.get(id);
       if (run !== undefined && isActive(run.status)) active.push(run);
     }
-    return active;
+    return active.sort(compareOldestFirst);
   }
 
   #insertRun(input: NewRun, now: number): RunRecord {

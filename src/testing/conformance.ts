@@ -96,6 +96,15 @@ export function storeConformance(name: string, options: StoreConformanceOptions)
           expect(resumed.job.suspended).toBe(false);
         }));
 
+      it('replaces the spec as a whole: a field dropped from the definition is dropped', () =>
+        withStore(async (store) => {
+          await store.upsertJob({ spec: { ...spec('a'), startingDeadlineMs: 5_000 }, now: T0, initialCursor: T0 });
+          expect((await store.getJob('a'))?.startingDeadlineMs).toBe(5_000);
+          const { job: updated } = await store.upsertJob({ spec: spec('a'), now: T0, initialCursor: T0 });
+          expect(updated.startingDeadlineMs).toBeUndefined();
+          expect((await store.getJob('a'))?.startingDeadlineMs).toBeUndefined();
+        }));
+
       it('lists jobs by name and removes a job with all its runs', () =>
         withStore(async (store) => {
           await job(store, 'b');

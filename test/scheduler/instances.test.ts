@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryStore, RunAbortedError, Scheduler } from '../../src/index.js';
+import type { RunAbortedError} from '../../src/index.js';
+import { MemoryStore, Scheduler } from '../../src/index.js';
 import { FakeClock } from '../../src/testing/index.js';
-import { FreezableClock, T0, eventsOf, gate, harness, recordEvents } from '../helpers.js';
+import { FreezableClock, T0, eventsOf, harness, recordEvents } from '../helpers.js';
 
 function instance(store: MemoryStore, clock: FakeClock | FreezableClock, instanceId: string, leaseMs = 30_000) {
   const scheduler = new Scheduler({ store, clock, instanceId, leaseMs });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RunAbortedError } from '../../src/index.js';
+import type { RunAbortedError } from '../../src/index.js';
 import { eventsOf, harness, stopWhileAdvancing } from '../helpers.js';
 
 describe('retries', () => {
