@@ -1,0 +1,167 @@
+/**
+ * How records are written to and read back from Redis: the ARGV strings the scripts
+ * receive and the flat HGETALL arrays they return. Numbers travel as JavaScript's
+ * own decimal strings and JSON values (`data`, `error`, the job spec) as
+ * `JSON.stringify` output, so every value round-trips exactly.
+ */
+import type {
+  BackfillRange,
+  JobRecord,
+  JobSpec,
+  JsonValue,
+  NewRun,
+  RunError,
+  RunRecord,
+  RunStatus,
+  RunTrigger,
+  StoreNotification,
+} from '../../src/store.js';
+
+/** A reply that does not have the shape a script promises: a bug or a foreign key, never user input. */
+function malformed(what: string): Error {
+  return new Error(`tickwork redis store: malformed ${what} in Redis`);
+}
+
+export function asArray(value: unknown, what: string): unknown[] {
+  if (!Array.isArray(value)) throw malformed(what);
+  return value;
+}
+
+export function asString(value: unknown, what: string): string {
+  if (typeof value !== 'string') throw malformed(what);
+  return value;
+}
+
+/** A flat `[field, value, ...]` HGETALL reply as a map. */
+function fields(value: unknown, what: string): Map<string, string> {
+  const flat = asArray(value, what);
+  const map = new Map<string, string>();
+  for (let i = 0; i + 1 < flat.length; i += 2) map.set(asString(flat[i], what), asString(flat[i + 1], what));
+  return map;
+}
+
+function required(map: Map<string, string>, field: string, what: string): string {
+  const value = map.get(field);
+  if (value === undefined) throw malformed(`${what} (no ${field})`);
+  return value;
+}
+
+function optionalNumber<K extends string>(map: Map<string, string>, field: K): { [P in K]?: number } {
+  const value = map.get(field);
+  return (value === undefined ? {} : { [field]: Number(value) }) as { [P in K]?: number };
+}
+
+/** A number as a script argument: JavaScript's decimal form, which Lua's `tonumber` reads exactly. */
+export function num(value: number): string {
+  return String(value);
+}
+
+/** The script arguments describing a new run: id, jobName, scheduledAt, trigger, hasData, data. */
+export function newRunArgs(run: NewRun): string[] {
+  return [
+    run.id,
+    run.jobName,
+    num(run.scheduledAt),
+    run.trigger,
+    run.data === undefined ? '0' : '1',
+    run.data === undefined ? '' : JSON.stringify(run.data),
+  ];
+}
+
+export function encodeError(error: RunError): string {
+  return JSON.stringify({ name: error.name, message: error.message });
+}
+
+/** A backfill range as one list element: `next to id` (the numbers never contain spaces). */
+export function encodeBackfill(range: BackfillRange): string {
+  return `${num(range.next)} ${num(range.to)} ${range.id}`;
+}
+
+function decodeBackfill(value: unknown): BackfillRange {
+  const match = /^(\S+) (\S+) ([\s\S]*)$/.exec(asString(value, 'backfill'));
+  if (match === null) throw malformed('backfill');
+  return { id: match[3] ?? '', next: Number(match[1]), to: Number(match[2]) };
+}
+
+/** The job spec as stored: the whole object, so fields the core adds later survive. */
+export function encodeSpec(spec: JobSpec): string {
+  return JSON.stringify(spec);
+}
+
+/** A `jobReply` (`[HGETALL job, LRANGE backfills]`) as a record. */
+export function decodeJob(value: unknown): JobRecord {
+  const [hash, backfills] = asArray(value, 'job');
+  const map = fields(hash, 'job');
+  const spec = JSON.parse(required(map, 'spec', 'job')) as JobSpec;
+  return {
+    ...spec,
+    suspended: map.get('suspended') === '1',
+    createdAt: Number(required(map, 'createdAt', 'job')),
+    cursor: Number(required(map, 'cursor', 'job')),
+    ...optionalNumber(map, 'lastScheduleTime'),
+    ...optionalNumber(map, 'lastSuccessfulTime'),
+    succeeded: Number(map.get('succeeded') ?? 0),
+    failed: Number(map.get('failed') ?? 0),
+    skipped: Number(map.get('skipped') ?? 0),
+    backfills: asArray(backfills, 'job backfills').map(decodeBackfill),
+  };
+}
+
+/** A run's HGETALL reply as a record, or `undefined` when the run does not exist. */
+export function decodeRunOrUndefined(value: unknown): RunRecord | undefined {
+  if (value === null || (Array.isArray(value) && value.length === 0)) return undefined;
+  return decodeRun(value);
+}
+
+export function decodeRun(value: unknown): RunRecord {
+  const map = fields(value, 'run');
+  const error = map.get('error');
+  const data = map.get('data');
+  const owner = map.get('owner');
+  return {
+    id: required(map, 'id', 'run'),
+    jobName: required(map, 'jobName', 'run'),
+    scheduledAt: Number(required(map, 'scheduledAt', 'run')),
+    trigger: required(map, 'trigger', 'run') as RunTrigger,
+    status: required(map, 'status', 'run') as RunStatus,
+    attempt: Number(required(map, 'attempt', 'run')),
+    createdAt: Number(required(map, 'createdAt', 'run')),
+    readyAt: Number(required(map, 'readyAt', 'run')),
+    ...optionalNumber(map, 'startedAt'),
+    ...optionalNumber(map, 'finishedAt'),
+    ...(error === undefined ? {} : { error: JSON.parse(error) as RunError }),
+    ...(data === undefined ? {} : { data: JSON.parse(data) as JsonValue }),
+    ...(owner === undefined ? {} : { owner }),
+    ...optionalNumber(map, 'leaseUntil'),
+    fence: Number(required(map, 'fence', 'run')),
+    ...optionalNumber(map, 'deadlineAt'),
+  };
+}
+
+export function decodeRuns(value: unknown): RunRecord[] {
+  return asArray(value, 'runs').map(decodeRun);
+}
+
+const RUN_STATUSES: ReadonlySet<string> = new Set(['pending', 'running', 'succeeded', 'failed', 'cancelled']);
+
+/** A published message as a notification, or `undefined` when it is not one (hints may be dropped). */
+export function decodeNotification(message: string): StoreNotification | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(message);
+  } catch {
+    return undefined;
+  }
+  if (parsed === null || typeof parsed !== 'object') return undefined;
+  const { type, jobName, runId, readyAt, status } = parsed as Record<string, unknown>;
+  if (typeof jobName !== 'string') return undefined;
+  if (type === 'job-changed') return { type, jobName };
+  if (typeof runId !== 'string') return undefined;
+  if (type === 'run-ready' && (typeof readyAt === 'string' || typeof readyAt === 'number')) {
+    return { type, jobName, runId, readyAt: Number(readyAt) };
+  }
+  if (type === 'run-finished' && typeof status === 'string' && RUN_STATUSES.has(status)) {
+    return { type, jobName, runId, status: status as RunStatus };
+  }
+  return undefined;
+}

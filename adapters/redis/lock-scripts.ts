@@ -1,0 +1,61 @@
+/**
+ * The Lua scripts of `RedisLock`: named leases with fencing tokens, one script per
+ * operation. Like the store's scripts (`scripts.ts`), they take the hash tag
+ * `{prefix}` as KEYS[1] and build their keys from it, and read time only from ARGV.
+ */
+
+/**
+ * The lease lives in \`{prefix}:lock:<name>\` (owner, token, leaseUntil); the token
+ * counter in \`{prefix}:lock-token:<name>\` never expires, so tokens keep growing
+ * across hand-overs. Decisions compare \`leaseUntil\` with \`now\` from ARGV; the
+ * key's PX expiry (the lease's length plus a grace period) only collects abandoned
+ * leases.
+ */
+const LOCK_PRELUDE = `
+local P = KEYS[1]
+local function leaseKey(name) return P .. ':lock:' .. name end
+local function tokenKey(name) return P .. ':lock-token:' .. name end
+local function expire(key, now, leaseUntil)
+  local ttl = math.floor(tonumber(leaseUntil) - tonumber(now)) + tonumber(ARGV[#ARGV])
+  if ttl < 1 then ttl = 1 end
+  redis.call('PEXPIRE', key, ttl)
+end
+`;
+
+/** ARGV: name, owner, now, leaseUntil, graceMs. Returns the token, or nil while another owner holds the lock. */
+export const LOCK_ACQUIRE = `${LOCK_PRELUDE}
+local name, owner, now, leaseUntil = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local key = leaseKey(name)
+local held = redis.call('HMGET', key, 'owner', 'token', 'leaseUntil')
+local live = held[1] and tonumber(held[3]) > tonumber(now)
+if live and held[1] ~= owner then return false end
+local token
+if live then token = held[2] else token = tostring(redis.call('INCR', tokenKey(name))) end
+redis.call('HSET', key, 'owner', owner, 'token', token, 'leaseUntil', leaseUntil)
+expire(key, now, leaseUntil)
+return token
+`;
+
+/** ARGV: name, owner, token, now, leaseUntil, graceMs. Returns 1 when renewed, 0 otherwise. */
+export const LOCK_RENEW = `${LOCK_PRELUDE}
+local name, owner, token, now, leaseUntil = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local key = leaseKey(name)
+local held = redis.call('HMGET', key, 'owner', 'token', 'leaseUntil')
+if not held[1] or held[1] ~= owner or tonumber(held[2]) ~= tonumber(token) or tonumber(held[3]) <= tonumber(now) then
+  return 0
+end
+redis.call('HSET', key, 'leaseUntil', leaseUntil)
+expire(key, now, leaseUntil)
+return 1
+`;
+
+/** ARGV: name, owner, token. Frees the lock when held by owner with token. */
+export const LOCK_RELEASE = `${LOCK_PRELUDE}
+local key = leaseKey(ARGV[1])
+local held = redis.call('HMGET', key, 'owner', 'token')
+if held[1] and held[1] == ARGV[2] and tonumber(held[2]) == tonumber(ARGV[3]) then redis.call('DEL', key) end
+return 0
+`;
+
+/** Every lock script. */
+export const LOCK_SCRIPTS: readonly string[] = [LOCK_ACQUIRE, LOCK_RENEW, LOCK_RELEASE];

@@ -1,0 +1,64 @@
+/**
+ * Named leases with fencing tokens in Redis: the lock adapter of `RedisStore`,
+ * which the scheduler uses to elect one planner among the instances. Each
+ * operation is one Lua script; tokens come from a counter key that never expires,
+ * so a lock that changes hands always gets a larger token.
+ */
+import type { Lock, LockLease } from '../../src/store.js';
+import { num } from './codec.js';
+import { hashTag, ScriptRunner } from './connection.js';
+import { parseLockOptions, type RedisLockOptions } from './options.js';
+import { LOCK_ACQUIRE, LOCK_RELEASE, LOCK_RENEW, LOCK_SCRIPTS } from './lock-scripts.js';
+
+/**
+ * How long past its `leaseUntil` an abandoned lease key stays in Redis. Only
+ * garbage collection: expiry is decided by comparing `leaseUntil` with the `now`
+ * the core passes, so Redis's own clock (or a fake clock in tests) never frees a
+ * lease early.
+ */
+const GRACE_MS = 60_000;
+
+export class RedisLock implements Lock {
+  readonly #scripts: ScriptRunner;
+  readonly #tag: string;
+
+  /** @example new RedisLock({ client: redis, prefix: 'tickwork' }) */
+  constructor(options: RedisLockOptions) {
+    const { client, prefix } = parseLockOptions(options);
+    this.#scripts = new ScriptRunner(client);
+    this.#tag = hashTag(prefix);
+  }
+
+  /** Loads the lock scripts (idempotent); optional, as a missing script is loaded on first use. */
+  async init(): Promise<void> {
+    await this.#scripts.load(LOCK_SCRIPTS);
+  }
+
+  async acquire(input: { name: string; owner: string; now: number; leaseUntil: number }): Promise<LockLease | undefined> {
+    const token = await this.#scripts.run(LOCK_ACQUIRE, [this.#tag], [
+      input.name,
+      input.owner,
+      num(input.now),
+      num(input.leaseUntil),
+      num(GRACE_MS),
+    ]);
+    if (token === null) return undefined;
+    return { name: input.name, owner: input.owner, token: Number(token), leaseUntil: input.leaseUntil };
+  }
+
+  async renew(input: { name: string; owner: string; token: number; now: number; leaseUntil: number }): Promise<boolean> {
+    const renewed = await this.#scripts.run(LOCK_RENEW, [this.#tag], [
+      input.name,
+      input.owner,
+      num(input.token),
+      num(input.now),
+      num(input.leaseUntil),
+      num(GRACE_MS),
+    ]);
+    return renewed === 1;
+  }
+
+  async release(input: { name: string; owner: string; token: number }): Promise<void> {
+    await this.#scripts.run(LOCK_RELEASE, [this.#tag], [input.name, input.owner, num(input.token)]);
+  }
+}

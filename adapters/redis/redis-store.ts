@@ -1,0 +1,349 @@
+/**
+ * The Redis store: jobs, cursors, runs and leases in Redis (standalone or Cluster),
+ * shared by every instance that uses the same prefix. Each atomic contract method
+ * is one Lua script (`scripts.ts`); reads that span several keys are scripts too,
+ * so they see one consistent state. Notifications travel over pub/sub on
+ * `{prefix}:events`, published by the scripts themselves.
+ */
+import { Redis } from 'ioredis';
+import { StoreError } from '../../src/errors.js';
+import { compareNewestFirst, compareReadyOrder } from '../../src/store-rules.js';
+import type {
+  AddBackfillInput,
+  ClaimRunInput,
+  CreateRunInput,
+  CreateRunResult,
+  FindReadyRunsInput,
+  FindReadyRunsResult,
+  FinishAttemptInput,
+  FinishAttemptResult,
+  JobRecord,
+  ListRunsQuery,
+  Lock,
+  RecoverExpiredRunsInput,
+  RenewLeaseInput,
+  RenewLeaseResult,
+  RunRecord,
+  RunStatus,
+  ScheduleBackfillRunInput,
+  ScheduleBackfillRunResult,
+  ScheduleRunInput,
+  ScheduleRunResult,
+  Store,
+  StoreNotification,
+  UpsertJobInput,
+} from '../../src/store.js';
+import {
+  asArray,
+  asString,
+  decodeJob,
+  decodeNotification,
+  decodeRun,
+  decodeRunOrUndefined,
+  decodeRuns,
+  encodeBackfill,
+  encodeError,
+  encodeSpec,
+  newRunArgs,
+  num,
+} from './codec.js';
+import { closeClient, hashTag, ScriptRunner, type RedisClient } from './connection.js';
+import { parseStoreOptions, type RedisStoreOptions } from './options.js';
+import { LOCK_SCRIPTS } from './lock-scripts.js';
+import { RedisLock } from './redis-lock.js';
+import * as lua from './scripts.js';
+
+/** The key layout version `init()` records; a store refuses data laid out by another version. */
+const LAYOUT_VERSION = '1';
+
+type Listener = (notification: StoreNotification) => void;
+
+/** Script limits must be whole, non-negative numbers. */
+function count(limit: number): string {
+  return num(Number.isFinite(limit) ? Math.max(0, Math.floor(limit)) : 1_000_000_000);
+}
+
+export class RedisStore implements Store {
+  readonly #client: RedisClient;
+  /** Whether `#client` is ours to close. */
+  readonly #ownsClient: boolean;
+  readonly #prefix: string;
+  readonly #tag: string;
+  readonly #channel: string;
+  readonly #scripts: ScriptRunner;
+  readonly #listeners = new Set<Listener>();
+  /** The dedicated pub/sub connection, open while someone watches. */
+  #subscriber: RedisClient | undefined;
+  readonly #closing = new Set<Promise<void>>();
+  #lock: RedisLock | undefined;
+  #closed = false;
+
+  /**
+   * @example new RedisStore({ client: new Redis(process.env.REDIS_URL) })
+   * @example new RedisStore({ url: 'redis://127.0.0.1:6379', prefix: 'billing' })
+   * @throws ValidationError when the options are invalid (bad prefix, both or neither of `client` and `url`).
+   */
+  constructor(options: RedisStoreOptions) {
+    const parsed = parseStoreOptions(options);
+    if (parsed.client !== undefined) {
+      this.#client = parsed.client;
+      this.#ownsClient = false;
+    } else {
+      const client = new Redis(parsed.url, { lazyConnect: true });
+      // Failures reach callers as rejected operations; without a listener ioredis would report them as unhandled.
+      client.on('error', () => {});
+      this.#client = client;
+      this.#ownsClient = true;
+    }
+    this.#prefix = parsed.prefix;
+    this.#tag = hashTag(parsed.prefix);
+    // Scripts publish on a channel named after KEYS[1], which ioredis gives the client's `keyPrefix`; channels it does not.
+    this.#channel = `${this.#client.options.keyPrefix ?? ''}${this.#tag}:events`;
+    this.#scripts = new ScriptRunner(this.#client);
+  }
+
+  /** Loads the scripts and checks the key layout version (idempotent, safe to race). */
+  async init(): Promise<void> {
+    await this.#scripts.load([...lua.STORE_SCRIPTS, ...LOCK_SCRIPTS]);
+    const version = asString(await this.#run(lua.INIT, [LAYOUT_VERSION]), 'version');
+    if (version !== LAYOUT_VERSION) {
+      throw new StoreError(
+        'init',
+        new Error(`prefix ${JSON.stringify(this.#prefix)} holds key layout version ${version}; this store uses ${LAYOUT_VERSION}`),
+      );
+    }
+  }
+
+  /** Closes the subscriber connection, and the client when the store created it from a URL. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#listeners.clear();
+    this.#dropSubscriber();
+    await Promise.all(this.#closing);
+    if (this.#ownsClient) await closeClient(this.#client);
+  }
+
+  lock(): Lock {
+    this.#lock ??= new RedisLock({ client: this.#client, prefix: this.#prefix });
+    return this.#lock;
+  }
+
+  async upsertJob(input: UpsertJobInput): Promise<{ job: JobRecord; created: boolean }> {
+    const { spec } = input;
+    const reply = asArray(
+      await this.#run(lua.UPSERT_JOB, [
+        spec.name,
+        encodeSpec(spec),
+        spec.concurrencyPolicy,
+        num(spec.history.succeeded),
+        num(spec.history.failed),
+        num(input.now),
+        num(input.initialCursor),
+        input.suspended === undefined ? '' : input.suspended ? '1' : '0',
+      ]),
+      'upsertJob reply',
+    );
+    return { created: reply[0] === '1', job: decodeJob(reply[1]) };
+  }
+
+  async getJob(name: string): Promise<JobRecord | undefined> {
+    const reply = await this.#run(lua.GET_JOB, [name]);
+    return reply === null ? undefined : decodeJob(reply);
+  }
+
+  async listJobs(): Promise<readonly JobRecord[]> {
+    const jobs = asArray(await this.#run(lua.LIST_JOBS, []), 'listJobs reply').map(decodeJob);
+    return jobs.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  async removeJob(name: string): Promise<boolean> {
+    return (await this.#run(lua.REMOVE_JOB, [name])) === '1';
+  }
+
+  async setSuspended(name: string, suspended: boolean): Promise<JobRecord | undefined> {
+    const reply = await this.#run(lua.SET_SUSPENDED, [name, suspended ? '1' : '0']);
+    return reply === null ? undefined : decodeJob(reply);
+  }
+
+  async scheduleRun(input: ScheduleRunInput): Promise<ScheduleRunResult> {
+    const run = input.run === undefined ? ['0'] : ['1', ...newRunArgs(input.run)];
+    const reply = asArray(
+      await this.#run(lua.SCHEDULE_RUN, [input.jobName, num(input.expectedCursor), num(input.cursor), num(input.now), ...run]),
+      'scheduleRun reply',
+    );
+    const [outcome, job, third, fourth] = reply;
+    switch (outcome) {
+      case 'conflict':
+        return job === undefined ? { outcome } : { outcome, job: decodeJob(job) };
+      case 'advanced':
+        return { outcome, job: decodeJob(job) };
+      case 'exists':
+        return { outcome, job: decodeJob(job), run: decodeRun(third) };
+      case 'skipped':
+      case 'blocked':
+        return { outcome, job: decodeJob(job), active: asArray(third, 'active runs').map((id) => asString(id, 'run id')) };
+      case 'created':
+        return { outcome, job: decodeJob(job), run: decodeRun(third), cancelled: decodeRuns(fourth) };
+      default:
+        throw new Error(`tickwork redis store: unexpected scheduleRun outcome ${String(outcome)}`);
+    }
+  }
+
+  async createRun(input: CreateRunInput): Promise<CreateRunResult> {
+    const [outcome, run] = asArray(await this.#run(lua.CREATE_RUN, [num(input.now), ...newRunArgs(input.run)]), 'createRun reply');
+    if (outcome === 'missing-job') return { outcome };
+    if (outcome === 'created' || outcome === 'exists') return { outcome, run: decodeRun(run) };
+    throw new Error(`tickwork redis store: unexpected createRun outcome ${String(outcome)}`);
+  }
+
+  async addBackfill(input: AddBackfillInput): Promise<JobRecord | undefined> {
+    const reply = await this.#run(lua.ADD_BACKFILL, [input.jobName, encodeBackfill(input.range)]);
+    return reply === null ? undefined : decodeJob(reply);
+  }
+
+  async scheduleBackfillRun(input: ScheduleBackfillRunInput): Promise<ScheduleBackfillRunResult> {
+    const [outcome, job, run] = asArray(
+      await this.#run(lua.SCHEDULE_BACKFILL_RUN, [
+        input.jobName,
+        input.backfillId,
+        num(input.expectedNext),
+        input.next === undefined ? '' : num(input.next),
+        num(input.now),
+        ...newRunArgs(input.run),
+      ]),
+      'scheduleBackfillRun reply',
+    );
+    switch (outcome) {
+      case 'conflict':
+        return job === undefined ? { outcome } : { outcome, job: decodeJob(job) };
+      case 'blocked':
+        return { outcome, job: decodeJob(job) };
+      case 'created':
+      case 'exists':
+        return { outcome, job: decodeJob(job), run: decodeRun(run) };
+      default:
+        throw new Error(`tickwork redis store: unexpected scheduleBackfillRun outcome ${String(outcome)}`);
+    }
+  }
+
+  async findReadyRuns(input: FindReadyRunsInput): Promise<FindReadyRunsResult> {
+    if (input.jobNames.size === 0) return { runs: [] };
+    const [runs, nextReadyAt] = asArray(
+      await this.#run(lua.FIND_READY_RUNS, [num(input.now), count(input.limit), ...input.jobNames]),
+      'findReadyRuns reply',
+    );
+    // The script returns up to `limit` runs per job (plus ties); the global order and cut happen here.
+    const ready = decodeRuns(runs).sort(compareReadyOrder).slice(0, Math.max(0, input.limit));
+    const next = asString(nextReadyAt, 'nextReadyAt');
+    return next === '' ? { runs: ready } : { runs: ready, nextReadyAt: Number(next) };
+  }
+
+  async claimRun(input: ClaimRunInput): Promise<RunRecord | undefined> {
+    const reply = await this.#run(lua.CLAIM_RUN, [
+      input.runId,
+      input.owner,
+      num(input.now),
+      num(input.leaseUntil),
+      input.deadlineAt === undefined ? '' : num(input.deadlineAt),
+    ]);
+    return reply === null ? undefined : decodeRun(reply);
+  }
+
+  async renewLease(input: RenewLeaseInput): Promise<RenewLeaseResult> {
+    const [ok, status] = asArray(
+      await this.#run(lua.RENEW_LEASE, [input.runId, input.owner, num(input.fence), num(input.now), num(input.leaseUntil)]),
+      'renewLease reply',
+    );
+    if (ok === '1') return { ok: true };
+    return status === '' || status === undefined ? { ok: false } : { ok: false, status: asString(status, 'status') as RunStatus };
+  }
+
+  async finishAttempt(input: FinishAttemptInput): Promise<FinishAttemptResult> {
+    const { outcome } = input;
+    const [ok, run] = asArray(
+      await this.#run(lua.FINISH_ATTEMPT, [
+        input.runId,
+        input.owner,
+        num(input.fence),
+        num(input.now),
+        outcome.status,
+        outcome.status === 'failed' || outcome.status === 'retry' ? encodeError(outcome.error) : '',
+        outcome.status === 'retry' ? num(outcome.readyAt) : '',
+      ]),
+      'finishAttempt reply',
+    );
+    if (ok === '1') return { ok: true, run: decodeRun(run) };
+    const current = decodeRunOrUndefined(run);
+    return current === undefined ? { ok: false } : { ok: false, run: current };
+  }
+
+  async recoverExpiredRuns(input: RecoverExpiredRunsInput): Promise<readonly RunRecord[]> {
+    return decodeRuns(await this.#run(lua.RECOVER_EXPIRED_RUNS, [num(input.now), count(input.limit)]));
+  }
+
+  async getRun(id: string): Promise<RunRecord | undefined> {
+    const hash = await this.#client.hgetall(`${this.#tag}:run:${id}`);
+    return decodeRunOrUndefined(Object.entries(hash).flat());
+  }
+
+  async listRuns(query: ListRunsQuery): Promise<readonly RunRecord[]> {
+    const { statuses, limit } = query;
+    const runs = decodeRuns(await this.#run(lua.LIST_RUNS, [query.jobName]))
+      .filter((run) => statuses === undefined || statuses.includes(run.status))
+      .sort(compareNewestFirst);
+    return limit === undefined ? runs : runs.slice(0, Math.max(0, limit));
+  }
+
+  /**
+   * Subscribes to the store's pub/sub channel on a dedicated connection, opened by
+   * the first watcher and closed when the last one leaves. Notifications are hints:
+   * those published while the connection is down are lost.
+   */
+  watch(listener: Listener): () => void {
+    this.#listeners.add(listener);
+    this.#ensureSubscriber();
+    let watching = true;
+    return () => {
+      if (!watching) return;
+      watching = false;
+      this.#listeners.delete(listener);
+      if (this.#listeners.size === 0) this.#dropSubscriber();
+    };
+  }
+
+  #run(script: string, args: readonly string[]): Promise<unknown> {
+    return this.#scripts.run(script, [this.#tag], args);
+  }
+
+  #ensureSubscriber(): void {
+    if (this.#subscriber !== undefined || this.#closed) return;
+    const subscriber = this.#client.duplicate();
+    this.#subscriber = subscriber;
+    // A broken subscription only loses hints; the scheduler's polling covers them.
+    subscriber.on('error', () => {});
+    subscriber.on('message', (channel: string, message: string) => {
+      if (channel !== this.#channel) return;
+      const notification = decodeNotification(message);
+      if (notification !== undefined) this.#dispatch(notification);
+    });
+    subscriber.subscribe(this.#channel).catch(() => {});
+  }
+
+  #dropSubscriber(): void {
+    const subscriber = this.#subscriber;
+    if (subscriber === undefined) return;
+    this.#subscriber = undefined;
+    const closing = closeClient(subscriber).finally(() => this.#closing.delete(closing));
+    this.#closing.add(closing);
+  }
+
+  #dispatch(notification: StoreNotification): void {
+    for (const listener of this.#listeners) {
+      try {
+        listener(notification);
+      } catch {
+        // A watcher's failure is the watcher's business; the store's state is already consistent.
+      }
+    }
+  }
+}

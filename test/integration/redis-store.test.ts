@@ -1,0 +1,289 @@
+/**
+ * RedisStore against a real Redis: the store conformance suite, plus what only the
+ * Redis adapter has (options, client ownership, script cache recovery, JSON data
+ * round-trips, notifications across store instances).
+ */
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { RedisLock, RedisStore } from '../../adapters/redis/index.js';
+import { ValidationError } from '../../src/errors.js';
+import type { JsonValue, Store, StoreNotification } from '../../src/store.js';
+import { storeConformance } from '../../src/testing/conformance.js';
+import { REDIS_URL, requireServer, uniqueNamespace } from './servers.js';
+
+const up = await requireServer('redis');
+const T0 = Date.UTC(2026, 0, 1);
+
+/** Deletes every key of a prefix (validated, so it is safe in a MATCH pattern). */
+async function deleteKeys(client: Redis, prefix: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await client.scan(cursor, 'MATCH', `*{${prefix}}*`, 'COUNT', 500);
+    cursor = next;
+    if (keys.length > 0) await client.del(...keys);
+  } while (cursor !== '0');
+}
+
+describe.skipIf(!up)('RedisStore', () => {
+  let admin: Redis;
+  const prefixes = new WeakMap<Store, string>();
+
+  beforeAll(() => {
+    admin = new Redis(REDIS_URL);
+  });
+
+  afterAll(async () => {
+    await admin.quit();
+  });
+
+  storeConformance('RedisStore', {
+    createStore: () => {
+      const prefix = uniqueNamespace('tw');
+      const store = new RedisStore({ url: REDIS_URL, prefix });
+      prefixes.set(store, prefix);
+      return store;
+    },
+    destroyStore: async (store) => {
+      const prefix = prefixes.get(store);
+      if (prefix !== undefined) await deleteKeys(admin, prefix);
+      await store.close();
+    },
+  });
+
+  async function withStore(test: (store: RedisStore, prefix: string) => Promise<void>, client?: Redis): Promise<void> {
+    const prefix = uniqueNamespace('tw');
+    const store = client === undefined ? new RedisStore({ url: REDIS_URL, prefix }) : new RedisStore({ client, prefix });
+    await store.init();
+    try {
+      await test(store, prefix);
+    } finally {
+      await deleteKeys(admin, prefix);
+      await store.close();
+    }
+  }
+
+  const spec = { name: 'a', schedule: { kind: 'cron', expression: '* * * * *' }, timezone: 'UTC', concurrencyPolicy: 'Allow', history: { succeeded: 3, failed: 1 } } as const;
+
+  describe('options', () => {
+    const invalid = (options: unknown): ValidationError => {
+      try {
+        new RedisStore(options as never);
+      } catch (error) {
+        expect(error).toBeInstanceOf(ValidationError);
+        return error as ValidationError;
+      }
+      throw new Error('expected a ValidationError');
+    };
+
+    it('rejects a bad prefix, naming the field and the value', () => {
+      for (const prefix of ['', 'a b', 'x{y}', '*', 'a'.repeat(101)]) {
+        const error = invalid({ url: REDIS_URL, prefix });
+        expect(error.issues[0]).toMatchObject({ path: 'prefix', value: prefix });
+        expect(error.message).toContain('prefix');
+      }
+    });
+
+    it('requires exactly one of client and url', () => {
+      const client = new Redis(REDIS_URL, { lazyConnect: true });
+      try {
+        expect(invalid({ client, url: REDIS_URL }).issues[0]).toMatchObject({ path: 'url', value: REDIS_URL });
+        expect(invalid({}).message).toContain('exactly one of client or url');
+        expect(invalid({ prefix: 'x' }).message).toContain('exactly one of client or url');
+      } finally {
+        client.disconnect();
+      }
+    });
+
+    it('rejects a client that is not an ioredis client, a bad url and unknown options', () => {
+      expect(invalid({ client: {} }).issues[0]?.path).toBe('client');
+      expect(invalid({ url: 'http://x' }).message).toContain('"http://x"');
+      expect(invalid({ url: REDIS_URL, prefx: 'a' }).message).toContain('prefx');
+      expect(() => new RedisLock({ client: {} as never })).toThrow(ValidationError);
+    });
+
+    it('accepts the documented prefix characters and defaults to tickwork', () => {
+      const client = new Redis(REDIS_URL, { lazyConnect: true });
+      try {
+        expect(() => new RedisStore({ client, prefix: 'Ab-9_.:x' })).not.toThrow();
+        expect(() => new RedisStore({ client })).not.toThrow();
+      } finally {
+        client.disconnect();
+      }
+    });
+  });
+
+  describe('client ownership', () => {
+    it('leaves a client the user passed open after close()', async () => {
+      const client = new Redis(REDIS_URL);
+      try {
+        await withStore(async (store) => {
+          await store.upsertJob({ spec, now: T0, initialCursor: T0 });
+          const unwatch = store.watch(() => {});
+          unwatch();
+        }, client);
+        expect(client.status).toBe('ready');
+        expect(await client.ping()).toBe('PONG');
+      } finally {
+        await client.quit();
+      }
+    });
+
+    it('closes the connections it opened itself', async () => {
+      const prefix = uniqueNamespace('tw');
+      const store = new RedisStore({ url: REDIS_URL, prefix });
+      await store.init();
+      store.watch(() => {});
+      await store.close();
+      await expect(store.getJob('a')).rejects.toThrow();
+      await deleteKeys(admin, prefix);
+    });
+
+    it('works with a client that has an ioredis keyPrefix, notifications included', async () => {
+      const client = new Redis(REDIS_URL, { keyPrefix: 'app:' });
+      const prefix = uniqueNamespace('tw');
+      const store = new RedisStore({ client, prefix });
+      const seen: StoreNotification[] = [];
+      const unwatch = store.watch((n) => seen.push(n));
+      try {
+        await vi.waitFor(async () => {
+          await store.upsertJob({ spec, now: T0, initialCursor: T0 });
+          expect(seen).toContainEqual({ type: 'job-changed', jobName: 'a' });
+        }, { timeout: 5_000, interval: 50 });
+        await store.createRun({ run: { id: 'a.manual.k', jobName: 'a', scheduledAt: T0, trigger: 'manual' }, now: T0 });
+        expect((await store.getRun('a.manual.k'))?.status).toBe('pending');
+        expect(await admin.exists(`app:{${prefix}}:run:a.manual.k`)).toBe(1);
+      } finally {
+        unwatch();
+        await store.close();
+        await deleteKeys(admin, prefix);
+        await client.quit();
+      }
+    });
+
+    it('rejects operations, without crashing, while Redis is unreachable', async () => {
+      // ioredis's defaults: the command waits through 20 reconnection attempts (~10 s), then rejects.
+      const store = new RedisStore({ url: 'redis://127.0.0.1:1', prefix: uniqueNamespace('tw') });
+      const unwatch = store.watch(() => {});
+      try {
+        await expect(store.init()).rejects.toThrow();
+      } finally {
+        unwatch();
+        await store.close();
+      }
+    }, 30_000);
+
+    it('closes cleanly when it never connected', async () => {
+      const store = new RedisStore({ url: REDIS_URL, prefix: uniqueNamespace('tw') });
+      await store.close();
+    });
+  });
+
+  describe('scripts', () => {
+    it('recovers when the server forgot its scripts (NOSCRIPT)', () =>
+      withStore(async (store) => {
+        await store.upsertJob({ spec, now: T0, initialCursor: T0 });
+        await admin.script('FLUSH');
+        const result = await store.scheduleRun({
+          jobName: 'a',
+          expectedCursor: T0,
+          cursor: T0 + 60_000,
+          run: { id: 'a.1767225660', jobName: 'a', scheduledAt: T0 + 60_000, trigger: 'schedule' },
+          now: T0 + 60_000,
+        });
+        expect(result.outcome).toBe('created');
+        await admin.script('FLUSH');
+        expect(await store.lock().acquire({ name: 'planner', owner: 'p', now: T0, leaseUntil: T0 + 1_000 })).toMatchObject({ token: 1 });
+      }));
+
+    it('refuses a prefix laid out by another key layout version', () =>
+      withStore(async (store, prefix) => {
+        await admin.set(`{${prefix}}:version`, '999');
+        await expect(store.init()).rejects.toThrow(/layout version 999/);
+      }));
+  });
+
+  describe('data', () => {
+    const values: JsonValue[] = [
+      null,
+      true,
+      0,
+      -1.5,
+      0.1 + 0.2,
+      Number.MAX_SAFE_INTEGER,
+      1e300,
+      '',
+      'ünïcødé ✓ 😀 "quoted" \\ / \n',
+      [],
+      {},
+      [[], {}, [null]],
+      { empty: [], nested: { deep: [1, 'two', { three: 3 }] }, big: 9007199254740991, tiny: 5e-324 },
+    ];
+
+    it('round-trips every JSON value exactly', () =>
+      withStore(async (store) => {
+        await store.upsertJob({ spec, now: T0, initialCursor: T0 });
+        for (const [index, data] of values.entries()) {
+          const created = await store.createRun({ run: { id: `a.manual.${index}`, jobName: 'a', scheduledAt: T0, trigger: 'manual', data }, now: T0 });
+          expect(created.outcome).toBe('created');
+          if (created.outcome === 'missing-job') return;
+          expect(created.run.data).toStrictEqual(data);
+          expect((await store.getRun(`a.manual.${index}`))?.data).toStrictEqual(data);
+        }
+        const without = await store.createRun({ run: { id: 'a.manual.none', jobName: 'a', scheduledAt: T0, trigger: 'manual' }, now: T0 });
+        expect(without.outcome === 'created' && 'data' in without.run).toBe(false);
+      }));
+
+    it('round-trips the job spec, large instants and backfill ranges', () =>
+      withStore(async (store) => {
+        const full = {
+          ...spec,
+          name: 'every.job-1_x',
+          schedule: { kind: 'every', everyMs: 1_500, anchor: 8_640_000_000_000_000 },
+          startingDeadlineMs: 600_000,
+          history: { succeeded: 0, failed: 100 },
+        } as const;
+        const { job } = await store.upsertJob({ spec: full, now: T0 + 0.5, initialCursor: -8_640_000_000_000_000 });
+        expect(job).toMatchObject({ ...full, createdAt: T0 + 0.5, cursor: -8_640_000_000_000_000 });
+        const range = { id: 'range with spaces', next: 8_640_000_000_000_000, to: 8_640_000_000_000_000 };
+        expect((await store.addBackfill({ jobName: full.name, range }))?.backfills).toEqual([range]);
+        expect(await store.getJob(full.name)).toEqual({ ...job, backfills: [range] });
+      }));
+  });
+
+  describe('notifications', () => {
+    it('reach the watchers of another store instance on the same prefix', () =>
+      withStore(async (store, prefix) => {
+        const other = new RedisStore({ url: REDIS_URL, prefix });
+        const seen: StoreNotification[] = [];
+        const unwatch = other.watch((n) => seen.push(n));
+        try {
+          await vi.waitFor(async () => {
+            await store.upsertJob({ spec, now: T0, initialCursor: T0 });
+            expect(seen).toContainEqual({ type: 'job-changed', jobName: 'a' });
+          }, { timeout: 5_000, interval: 50 });
+          await store.createRun({ run: { id: 'a.manual.k', jobName: 'a', scheduledAt: T0, trigger: 'manual' }, now: T0 + 3 });
+          await vi.waitFor(() => expect(seen).toContainEqual({ type: 'run-ready', jobName: 'a', runId: 'a.manual.k', readyAt: T0 + 3 }));
+        } finally {
+          unwatch();
+          await other.close();
+        }
+      }));
+  });
+
+  describe('findReadyRuns', () => {
+    it('is not starved by ready runs of other jobs and orders ties by scheduledAt, then id', () =>
+      withStore(async (store) => {
+        for (const name of ['busy', 'a']) await store.upsertJob({ spec: { ...spec, name }, now: T0, initialCursor: T0 });
+        for (let i = 0; i < 50; i += 1) {
+          await store.createRun({ run: { id: `busy.manual.${i}`, jobName: 'busy', scheduledAt: T0, trigger: 'manual' }, now: T0 });
+        }
+        for (const [id, scheduledAt] of [['a.manual.z', T0 + 1], ['a.manual.y', T0 + 2], ['a.manual.x', T0 + 1]] as const) {
+          await store.createRun({ run: { id, jobName: 'a', scheduledAt, trigger: 'manual' }, now: T0 + 10 });
+        }
+        const found = await store.findReadyRuns({ jobNames: new Set(['a']), now: T0 + 10, limit: 2 });
+        expect(found.runs.map((r) => r.id)).toEqual(['a.manual.x', 'a.manual.z']);
+        const both = await store.findReadyRuns({ jobNames: new Set(['a', 'busy']), now: T0 + 10, limit: 3 });
+        expect(both.runs.map((r) => r.id)).toEqual(['busy.manual.0', 'busy.manual.1', 'busy.manual.10']);
+      }));
+  });
+});
