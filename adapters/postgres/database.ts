@@ -1,0 +1,189 @@
+/**
+ * The connection side of the Postgres adapter: the structural client type, option
+ * validation, the pool we open from a connection string (and only that one we
+ * close), and running the migrations once before the first query.
+ */
+import { z } from 'zod';
+import { parseInput } from '../../src/validation.js';
+import { migrateStatement } from './migrations.js';
+import { SCHEMA_NAME_PATTERN, sqlNames, type SqlNames } from './sql.js';
+
+/**
+ * Anything that runs one SQL statement with `$1`-style parameters: a node-postgres
+ * `Pool` or `Client`, PGlite, or a wrapper of your own. The store only ever sends
+ * single statements, so any pool (including PgBouncer in transaction mode) serves.
+ */
+export interface Queryable {
+  query(text: string, params?: unknown[]): Promise<{ rows: unknown[] }>;
+}
+
+/** The node-postgres pool surface used for LISTEN and for pools we create. */
+export interface PgPoolLike extends Queryable {
+  connect(): Promise<PgClientLike>;
+  end(): Promise<void>;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+}
+
+export interface PgClientLike extends Queryable {
+  on(event: string, listener: (...args: never[]) => void): unknown;
+  removeAllListeners(event?: string): unknown;
+  release(destroy?: boolean | Error): void;
+}
+
+interface BaseOptions {
+  /**
+   * The schema holding every table and function; created on first use.
+   * Lowercase letters, digits and `_`, starting with a letter or `_`, at most 63 characters.
+   * @default 'tickwork'
+   */
+  readonly schema?: string;
+}
+
+export type PostgresStoreOptions = BaseOptions &
+  (
+    | {
+        /** A node-postgres `Pool`, PGlite, or anything with `query(text, params)`. Never closed by the store. */
+        readonly pool: Queryable;
+        readonly connectionString?: never;
+      }
+    | {
+        /** The store opens its own `pg.Pool` (requires the `pg` package) and ends it in `close()`. */
+        readonly connectionString: string;
+        readonly pool?: never;
+      }
+  );
+
+export type PostgresLockOptions = BaseOptions & {
+  /** A node-postgres `Pool`, PGlite, or anything with `query(text, params)`. Never closed by the lock. */
+  readonly pool: Queryable;
+};
+
+const queryableSchema = z.custom<Queryable>(
+  (value) => typeof value === 'object' && value !== null && typeof (value as Queryable).query === 'function',
+  { message: 'must be a pg Pool, PGlite, or an object with a query(text, params) method' },
+);
+const schemaNameSchema = z
+  .string()
+  .regex(SCHEMA_NAME_PATTERN, 'must be 1-63 lowercase letters, digits or _, not starting with a digit')
+  .default('tickwork');
+
+const storeOptionsSchema = z
+  .object({
+    pool: queryableSchema.optional(),
+    connectionString: z.string().min(1, 'must not be empty').optional(),
+    schema: schemaNameSchema,
+  })
+  .superRefine((options, ctx) => {
+    if ((options.pool === undefined) === (options.connectionString === undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: options.pool === undefined ? [] : ['connectionString'],
+        message: 'give exactly one of pool and connectionString',
+      });
+    }
+  });
+
+const lockOptionsSchema = z.object({ pool: queryableSchema, schema: schemaNameSchema });
+
+/** Hides a password in a connection string before it can reach an error message. */
+function redact(connectionString: unknown): unknown {
+  if (typeof connectionString !== 'string') return connectionString;
+  try {
+    const url = new URL(connectionString);
+    if (url.password !== '') url.password = '***';
+    return url.toString();
+  } catch {
+    return connectionString.replace(/(password\s*=\s*)('[^']*'|\S+)/gi, '$1***');
+  }
+}
+
+export function parseStoreOptions(input: unknown): { pool?: Queryable; connectionString?: string; schema: string } {
+  const view =
+    typeof input === 'object' && input !== null && 'connectionString' in input
+      ? { ...input, connectionString: redact((input as { connectionString: unknown }).connectionString) }
+      : input;
+  const parsed = parseInput(storeOptionsSchema, view, 'new PostgresStore()');
+  const connectionString = (input as { connectionString?: string }).connectionString;
+  return {
+    schema: parsed.schema,
+    ...(parsed.pool === undefined ? {} : { pool: parsed.pool }),
+    ...(connectionString === undefined ? {} : { connectionString }),
+  };
+}
+
+export function parseLockOptions(input: unknown): { pool: Queryable; schema: string } {
+  return parseInput(lockOptionsSchema, input, 'new PostgresLock()');
+}
+
+/** One schema on one pool: lazily opened, migrated once, queried one statement at a time. */
+export class Database {
+  readonly names: SqlNames;
+  readonly #userPool: Queryable | undefined;
+  readonly #connectionString: string | undefined;
+  #ownPool: Promise<PgPoolLike> | undefined;
+  #ready: Promise<void> | undefined;
+  #closed = false;
+
+  constructor(options: { pool?: Queryable; connectionString?: string; schema: string }) {
+    this.names = sqlNames(options.schema);
+    this.#userPool = options.pool;
+    this.#connectionString = options.connectionString;
+  }
+
+  /** True when the store opened the pool itself (and so may hold connections on it for LISTEN). */
+  get ownsPool(): boolean {
+    return this.#userPool === undefined;
+  }
+
+  /** The pool or client queries go to (our own pool is opened on first call). */
+  pool(): Promise<Queryable> {
+    if (this.#userPool !== undefined) return Promise.resolve(this.#userPool);
+    if (this.#closed) return Promise.reject(new Error('PostgresStore is closed'));
+    this.#ownPool ??= openPool(this.#connectionString ?? '');
+    return this.#ownPool;
+  }
+
+  /** Applies missing migrations once; a failed attempt is retried by the next call. */
+  init(): Promise<void> {
+    this.#ready ??= this.#migrate().catch((error: unknown) => {
+      this.#ready = undefined;
+      throw error;
+    });
+    return this.#ready;
+  }
+
+  async #migrate(): Promise<void> {
+    await (await this.pool()).query(migrateStatement(this.names));
+  }
+
+  /** Runs one statement after the migrations and resolves its rows. */
+  async rows(text: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
+    await this.init();
+    const result = await (await this.pool()).query(text, params);
+    return result.rows as Record<string, unknown>[];
+  }
+
+  /** Runs one statement that selects one value named `result`, and resolves that value. */
+  async value(text: string, params: unknown[] = []): Promise<unknown> {
+    const [row] = await this.rows(text, params);
+    return row?.result;
+  }
+
+  /** Ends the pool we opened; a user's pool is left alone. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const own = this.#ownPool;
+    this.#ownPool = undefined;
+    if (own !== undefined) await (await own.catch(() => undefined))?.end();
+  }
+}
+
+async function openPool(connectionString: string): Promise<PgPoolLike> {
+  // Imported here only, so PGlite users never need the `pg` package installed.
+  const pg = await import('pg');
+  const Pool = (pg.default ?? pg).Pool;
+  const pool = new Pool({ connectionString }) as unknown as PgPoolLike;
+  // An idle connection dropped by the server must not crash the process; the next query reports it.
+  pool.on('error', () => {});
+  return pool;
+}

@@ -1,0 +1,318 @@
+/**
+ * The Postgres store: jobs, cursors, runs and leases in one schema, shared by every
+ * instance that points at it. Each atomic contract method is ONE statement, a call
+ * of a function created by the migrations (see `migration-functions.ts`), so it
+ * works through any pool, PGlite or a transaction-mode pooler. Instants are bigint
+ * epoch milliseconds handed in by the core; the SQL never reads a clock.
+ */
+import type {
+  AddBackfillInput,
+  ClaimRunInput,
+  CreateRunInput,
+  CreateRunResult,
+  FindReadyRunsInput,
+  FindReadyRunsResult,
+  FinishAttemptInput,
+  FinishAttemptResult,
+  JobRecord,
+  ListRunsQuery,
+  Lock,
+  NewRun,
+  RecoverExpiredRunsInput,
+  RenewLeaseInput,
+  RenewLeaseResult,
+  RunRecord,
+  ScheduleBackfillRunInput,
+  ScheduleBackfillRunResult,
+  ScheduleRunInput,
+  ScheduleRunResult,
+  Store,
+  StoreNotification,
+  UpsertJobInput,
+} from '../../src/store.js';
+import { Database, parseStoreOptions, type PostgresStoreOptions } from './database.js';
+import { NotificationListener } from './listener.js';
+import { PostgresLock } from './postgres-lock.js';
+import { toJob, toRun, toRuns } from './records.js';
+
+/** `data` as a parameter: JSON text cast to `json`, or SQL NULL when the run has none (not JSON `null`). */
+function dataParam(run: NewRun): string | null {
+  return run.data === undefined ? null : JSON.stringify(run.data);
+}
+
+export class PostgresStore implements Store {
+  readonly #db: Database;
+  readonly #s: string;
+  readonly #listeners = new Set<(notification: StoreNotification) => void>();
+  readonly #listener: NotificationListener;
+  #lock: PostgresLock | undefined;
+
+  constructor(options: PostgresStoreOptions) {
+    this.#db = new Database(parseStoreOptions(options));
+    this.#s = this.#db.names.schema;
+    this.#listener = new NotificationListener(() => this.#db.pool(), this.#db.names.channel, (payload) =>
+      this.#deliver(payload),
+    );
+  }
+
+  /** The schema this store keeps its tables in. */
+  get schema(): string {
+    return this.#db.names.schemaName;
+  }
+
+  /** The LISTEN/NOTIFY channel notifications travel on. */
+  get channel(): string {
+    return this.#db.names.channel;
+  }
+
+  init(): Promise<void> {
+    return this.#db.init();
+  }
+
+  async close(): Promise<void> {
+    this.#listeners.clear();
+    await this.#listener.stop();
+    await this.#db.close();
+  }
+
+  lock(): Lock {
+    // Through the store's pool (opened lazily for a connection string) and after its migrations.
+    const db = this.#db;
+    const pool = { query: async (text: string, params?: unknown[]) => (await db.pool()).query(text, params) };
+    this.#lock ??= new PostgresLock({ pool, schema: db.names.schemaName });
+    return this.#lock;
+  }
+
+  async upsertJob(input: UpsertJobInput): Promise<{ job: JobRecord; created: boolean }> {
+    const { spec } = input;
+    const result = (await this.#call('upsert_job($1::text, $2::jsonb, $3::text, $4::text, $5::bigint, $6::integer, $7::integer, $8::bigint, $9::bigint, $10::boolean)', [
+      spec.name,
+      JSON.stringify(spec.schedule),
+      spec.timezone,
+      spec.concurrencyPolicy,
+      spec.startingDeadlineMs ?? null,
+      spec.history.succeeded,
+      spec.history.failed,
+      input.now,
+      input.initialCursor,
+      input.suspended ?? null,
+    ])) as { job: unknown; created: boolean };
+    return { job: toJob(result.job), created: result.created };
+  }
+
+  async getJob(name: string): Promise<JobRecord | undefined> {
+    const raw = await this.#db.value(`SELECT ${this.#s}.job_json(j) AS result FROM ${this.#s}.jobs j WHERE j.name = $1`, [name]);
+    return raw === undefined ? undefined : toJob(raw);
+  }
+
+  async listJobs(): Promise<readonly JobRecord[]> {
+    const rows = await this.#db.rows(`SELECT ${this.#s}.job_json(j) AS result FROM ${this.#s}.jobs j ORDER BY j.name`);
+    return rows.map((row) => toJob(row.result));
+  }
+
+  async removeJob(name: string): Promise<boolean> {
+    return (await this.#call('remove_job($1::text)', [name])) === true;
+  }
+
+  async setSuspended(name: string, suspended: boolean): Promise<JobRecord | undefined> {
+    const raw = await this.#call('set_suspended($1::text, $2::boolean)', [name, suspended]);
+    return raw === null ? undefined : toJob(raw);
+  }
+
+  async scheduleRun(input: ScheduleRunInput): Promise<ScheduleRunResult> {
+    const { run } = input;
+    const raw = (await this.#call(
+      'schedule_run($1::text, $2::bigint, $3::bigint, $4::text, $5::bigint, $6::text, $7::json, $8::bigint)',
+      [
+        input.jobName,
+        input.expectedCursor,
+        input.cursor,
+        run?.id ?? null,
+        run?.scheduledAt ?? null,
+        run?.trigger ?? null,
+        run === undefined ? null : dataParam(run),
+        input.now,
+      ],
+    )) as Record<string, unknown> & { outcome: ScheduleRunResult['outcome'] };
+    const job = raw.job === undefined ? undefined : toJob(raw.job);
+    switch (raw.outcome) {
+      case 'created':
+        return { outcome: 'created', job: job!, run: toRun(raw.run), cancelled: toRuns(raw.cancelled) };
+      case 'exists':
+        return { outcome: 'exists', job: job!, run: toRun(raw.run) };
+      case 'skipped':
+      case 'blocked':
+        return { outcome: raw.outcome, job: job!, active: raw.active as string[] };
+      case 'advanced':
+        return { outcome: 'advanced', job: job! };
+      default:
+        return job === undefined ? { outcome: 'conflict' } : { outcome: 'conflict', job };
+    }
+  }
+
+  async createRun(input: CreateRunInput): Promise<CreateRunResult> {
+    const { run } = input;
+    const raw = (await this.#call('create_run($1::text, $2::text, $3::bigint, $4::text, $5::json, $6::bigint)', [
+      run.id,
+      run.jobName,
+      run.scheduledAt,
+      run.trigger,
+      dataParam(run),
+      input.now,
+    ])) as { outcome: CreateRunResult['outcome']; run?: unknown };
+    return raw.outcome === 'missing-job' ? { outcome: 'missing-job' } : { outcome: raw.outcome, run: toRun(raw.run) };
+  }
+
+  async addBackfill(input: AddBackfillInput): Promise<JobRecord | undefined> {
+    const { range } = input;
+    const raw = await this.#call('add_backfill($1::text, $2::text, $3::bigint, $4::bigint)', [
+      input.jobName,
+      range.id,
+      range.next,
+      range.to,
+    ]);
+    return raw === null ? undefined : toJob(raw);
+  }
+
+  async scheduleBackfillRun(input: ScheduleBackfillRunInput): Promise<ScheduleBackfillRunResult> {
+    const { run } = input;
+    const raw = (await this.#call(
+      'schedule_backfill_run($1::text, $2::text, $3::bigint, $4::bigint, $5::text, $6::bigint, $7::text, $8::json, $9::bigint)',
+      [
+        input.jobName,
+        input.backfillId,
+        input.expectedNext,
+        input.next ?? null,
+        run.id,
+        run.scheduledAt,
+        run.trigger,
+        dataParam(run),
+        input.now,
+      ],
+    )) as { outcome: ScheduleBackfillRunResult['outcome']; job?: unknown; run?: unknown };
+    const job = raw.job === undefined ? undefined : toJob(raw.job);
+    switch (raw.outcome) {
+      case 'created':
+      case 'exists':
+        return { outcome: raw.outcome, job: job!, run: toRun(raw.run) };
+      case 'blocked':
+        return { outcome: 'blocked', job: job! };
+      default:
+        return job === undefined ? { outcome: 'conflict' } : { outcome: 'conflict', job };
+    }
+  }
+
+  async findReadyRuns(input: FindReadyRunsInput): Promise<FindReadyRunsResult> {
+    const s = this.#s;
+    const raw = (await this.#db.value(
+      `SELECT json_build_object(
+         'runs', (SELECT COALESCE(json_agg(${s}.run_json(r) ORDER BY r.ready_at, r.scheduled_at, r.id), '[]')
+                  FROM (SELECT * FROM ${s}.runs p
+                        WHERE p.status = 'pending' AND p.ready_at <= $2 AND p.job_name = ANY ($1::text[])
+                        ORDER BY p.ready_at, p.scheduled_at, p.id LIMIT $3) r),
+         'nextReadyAt', (SELECT min(p.ready_at) FROM ${s}.runs p
+                         WHERE p.status = 'pending' AND p.ready_at > $2 AND p.job_name = ANY ($1::text[]))
+       ) AS result`,
+      [[...input.jobNames], input.now, input.limit],
+    )) as { runs: unknown; nextReadyAt: number | null };
+    const runs = toRuns(raw.runs);
+    return raw.nextReadyAt === null ? { runs } : { runs, nextReadyAt: raw.nextReadyAt };
+  }
+
+  async claimRun(input: ClaimRunInput): Promise<RunRecord | undefined> {
+    const raw = await this.#db.value(
+      `UPDATE ${this.#s}.runs r
+         SET status = 'running', owner = $2, lease_until = $4, fence = r.fence + 1,
+             started_at = COALESCE(r.started_at, $3), deadline_at = COALESCE(r.deadline_at, $5)
+       WHERE r.id = $1 AND r.status = 'pending' AND r.ready_at <= $3
+       RETURNING ${this.#s}.run_json(r) AS result`,
+      [input.runId, input.owner, input.now, input.leaseUntil, input.deadlineAt ?? null],
+    );
+    return raw === undefined ? undefined : toRun(raw);
+  }
+
+  async renewLease(input: RenewLeaseInput): Promise<RenewLeaseResult> {
+    const raw = (await this.#call('renew_lease($1::text, $2::text, $3::bigint, $4::bigint)', [
+      input.runId,
+      input.owner,
+      input.fence,
+      input.leaseUntil,
+    ])) as { ok: boolean; status?: RunRecord['status'] | null };
+    if (raw.ok) return { ok: true };
+    return raw.status === null || raw.status === undefined ? { ok: false } : { ok: false, status: raw.status };
+  }
+
+  async finishAttempt(input: FinishAttemptInput): Promise<FinishAttemptResult> {
+    const { outcome } = input;
+    const error = outcome.status === 'failed' || outcome.status === 'retry' ? outcome.error : undefined;
+    const raw = (await this.#call(
+      'finish_attempt($1::text, $2::text, $3::bigint, $4::bigint, $5::text, $6::text, $7::text, $8::bigint)',
+      [
+        input.runId,
+        input.owner,
+        input.fence,
+        input.now,
+        outcome.status,
+        error?.name ?? null,
+        error?.message ?? null,
+        outcome.status === 'retry' ? outcome.readyAt : null,
+      ],
+    )) as { ok: boolean; run?: unknown };
+    if (raw.ok) return { ok: true, run: toRun(raw.run) };
+    return raw.run === undefined ? { ok: false } : { ok: false, run: toRun(raw.run) };
+  }
+
+  async recoverExpiredRuns(input: RecoverExpiredRunsInput): Promise<readonly RunRecord[]> {
+    return toRuns(await this.#call('recover_expired_runs($1::bigint, $2::integer)', [input.now, input.limit]));
+  }
+
+  async getRun(id: string): Promise<RunRecord | undefined> {
+    const raw = await this.#db.value(`SELECT ${this.#s}.run_json(r) AS result FROM ${this.#s}.runs r WHERE r.id = $1`, [id]);
+    return raw === undefined ? undefined : toRun(raw);
+  }
+
+  async listRuns(query: ListRunsQuery): Promise<readonly RunRecord[]> {
+    const rows = await this.#db.rows(
+      `SELECT ${this.#s}.run_json(r) AS result FROM ${this.#s}.runs r
+       WHERE r.job_name = $1 AND ($2::text[] IS NULL OR r.status = ANY ($2::text[]))
+       ORDER BY r.created_at DESC, r.scheduled_at DESC, r.id DESC
+       LIMIT $3`,
+      [query.jobName, query.statuses === undefined ? null : [...query.statuses], query.limit ?? null],
+    );
+    return rows.map((row) => toRun(row.result));
+  }
+
+  /**
+   * Notifications arrive over LISTEN/NOTIFY on a dedicated connection (a node-postgres
+   * pool's, reconnected after errors) or PGlite's `listen()`. With any other client
+   * nothing arrives, and the scheduler relies on polling.
+   */
+  watch(listener: (notification: StoreNotification) => void): () => void {
+    this.#listeners.add(listener);
+    this.#listener.start();
+    return () => {
+      this.#listeners.delete(listener);
+      if (this.#listeners.size === 0) void this.#listener.stop();
+    };
+  }
+
+  async #call(fn: string, params: unknown[]): Promise<unknown> {
+    return this.#db.value(`SELECT ${this.#s}.${fn} AS result`, params);
+  }
+
+  #deliver(payload: string): void {
+    let notification: StoreNotification;
+    try {
+      notification = JSON.parse(payload) as StoreNotification;
+    } catch {
+      return; // Not ours: someone else NOTIFYing on the channel.
+    }
+    for (const listener of this.#listeners) {
+      try {
+        listener(notification);
+      } catch {
+        // A watcher's failure is the watcher's business.
+      }
+    }
+  }
+}

@@ -1,0 +1,190 @@
+import pg from 'pg';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { PostgresLock, PostgresStore } from '../../adapters/postgres/index.js';
+import { MIGRATIONS } from '../../adapters/postgres/migrations.js';
+import { ValidationError } from '../../src/errors.js';
+import type { JsonValue, StoreNotification } from '../../src/store.js';
+import { storeConformance } from '../../src/testing/conformance.js';
+import { DATABASE_URL, requireServer, uniqueNamespace } from './servers.js';
+
+const up = await requireServer('postgres');
+const T0 = Date.UTC(2026, 0, 1);
+
+describe.skipIf(!up)('PostgresStore on a real server', () => {
+  const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 20 });
+  pool.on('error', () => {});
+  afterAll(() => pool.end());
+
+  const dropSchema = (schema: string) => pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+
+  /** A store on the shared pool in a schema of its own, dropped after `test`. */
+  async function withStore(test: (store: PostgresStore, schema: string) => Promise<void>): Promise<void> {
+    const schema = uniqueNamespace('tw');
+    const store = new PostgresStore({ pool, schema });
+    try {
+      await store.init();
+      await test(store, schema);
+    } finally {
+      await store.close();
+      await dropSchema(schema);
+    }
+  }
+
+  storeConformance('PostgresStore', {
+    createStore: () => new PostgresStore({ pool, schema: uniqueNamespace('tw') }),
+    destroyStore: async (store) => {
+      await store.close();
+      await dropSchema((store as PostgresStore).schema);
+    },
+  });
+
+  describe('options', () => {
+    it('rejects a schema name that is not a plain identifier, naming the field and the value', () => {
+      for (const schema of ['a"; drop table x; --', 'Upper', '1abc', '', 'a'.repeat(64), 'a-b']) {
+        const attempt = () => new PostgresStore({ pool, schema });
+        expect(attempt).toThrow(ValidationError);
+        expect(attempt).toThrow(/schema/);
+      }
+      expect(() => new PostgresStore({ pool, schema: 'a"; drop' })).toThrow(/"a\\"; drop"/);
+      expect(() => new PostgresLock({ pool, schema: 'x y' })).toThrow(ValidationError);
+    });
+
+    it('wants exactly one of pool and connectionString, and never shows a password', () => {
+      const both = { pool, connectionString: 'postgres://u:secret@host/db' } as never;
+      expect(() => new PostgresStore(both)).toThrow(ValidationError);
+      expect(() => new PostgresStore(both)).toThrow(/connectionString/);
+      expect(() => new PostgresStore(both)).not.toThrow(/secret/);
+      expect(() => new PostgresStore({} as never)).toThrow(/exactly one of pool and connectionString/);
+      expect(() => new PostgresStore({ pool: {} as never })).toThrow(/pool/);
+    });
+  });
+
+  describe('migrations', () => {
+    it('lets several instances start at once and records each migration once', async () => {
+      const schema = uniqueNamespace('tw');
+      const stores = Array.from({ length: 5 }, () => new PostgresStore({ pool, schema }));
+      try {
+        await Promise.all(stores.map((store) => store.init()));
+        await Promise.all(stores.map((store) => store.init()));
+        const { rows } = await pool.query(`SELECT version FROM "${schema}".schema_migrations ORDER BY version`);
+        expect(rows.map((row: { version: number }) => row.version)).toEqual(MIGRATIONS.map((m) => m.version));
+        const { job } = await stores[0]!.upsertJob({
+          spec: { name: 'a', schedule: { kind: 'every', everyMs: 1000 }, timezone: 'UTC', concurrencyPolicy: 'Allow', history: { succeeded: 1, failed: 1 } },
+          now: T0,
+          initialCursor: T0,
+        });
+        expect(await stores[4]!.getJob('a')).toEqual(job);
+      } finally {
+        await Promise.all(stores.map((store) => store.close()));
+        await dropSchema(schema);
+      }
+    });
+
+    it('migrates on first use without an explicit init()', async () => {
+      const schema = uniqueNamespace('tw');
+      const store = new PostgresStore({ pool, schema });
+      try {
+        expect(await store.listJobs()).toEqual([]);
+        expect(await store.lock().acquire({ name: 'x', owner: 'o', now: T0, leaseUntil: T0 + 1 })).toMatchObject({ token: 1 });
+      } finally {
+        await store.close();
+        await dropSchema(schema);
+      }
+    });
+  });
+
+  describe('connections', () => {
+    it('leaves a user pool open after close()', () =>
+      withStore(async (store) => {
+        store.watch(() => {});
+        await store.close();
+        expect((await pool.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+      }));
+
+    it('opens and ends its own pool from a connection string', async () => {
+      const schema = uniqueNamespace('tw');
+      const store = new PostgresStore({ connectionString: DATABASE_URL, schema });
+      try {
+        const seen: StoreNotification[] = [];
+        store.watch((n) => seen.push(n));
+        await vi.waitFor(async () => {
+          await store.upsertJob({
+            spec: { name: 'a', schedule: { kind: 'at', at: T0 }, timezone: 'UTC', concurrencyPolicy: 'Forbid', history: { succeeded: 1, failed: 1 } },
+            now: T0,
+            initialCursor: T0,
+          });
+          expect(seen).toContainEqual({ type: 'job-changed', jobName: 'a' });
+        }, { timeout: 5_000, interval: 50 });
+      } finally {
+        await store.close();
+        await dropSchema(schema);
+      }
+    });
+  });
+
+  describe('data', () => {
+    const values: [string, JsonValue][] = [
+      ['a string', 'hello "world"'],
+      ['a string that looks like JSON', '{"a":1}'],
+      ['a number', 42.5],
+      ['zero', 0],
+      ['false', false],
+      ['null', null],
+      ['a nested object', { b: [1, 'two', null, { c: true }], a: { z: 1, y: -2.5e-7 }, '': '\u0000 ünïcode 🎉' }],
+      ['an array', [[], {}, '', 0]],
+    ];
+    it.each(values)('round-trips %s exactly', (_label, data) =>
+      withStore(async (store) => {
+        await store.upsertJob({
+          spec: { name: 'a', schedule: { kind: 'cron', expression: '* * * * *' }, timezone: 'UTC', concurrencyPolicy: 'Allow', history: { succeeded: 1, failed: 1 } },
+          now: T0,
+          initialCursor: T0,
+        });
+        const created = await store.createRun({ run: { id: 'a.manual.k', jobName: 'a', scheduledAt: T0, trigger: 'manual', data }, now: T0 });
+        if (created.outcome === 'missing-job') throw new Error('setup');
+        expect(created.run.data).toStrictEqual(data);
+        const stored = await store.getRun('a.manual.k');
+        expect(stored && 'data' in stored).toBe(true);
+        expect(stored?.data).toStrictEqual(data);
+        expect(JSON.stringify(stored?.data)).toBe(JSON.stringify(data));
+      }),
+    );
+
+    it('keeps absent data absent', () =>
+      withStore(async (store) => {
+        await store.upsertJob({
+          spec: { name: 'a', schedule: { kind: 'cron', expression: '* * * * *' }, timezone: 'UTC', concurrencyPolicy: 'Allow', history: { succeeded: 1, failed: 1 } },
+          now: T0,
+          initialCursor: T0,
+        });
+        await store.createRun({ run: { id: 'a.manual.k', jobName: 'a', scheduledAt: T0, trigger: 'manual' }, now: T0 });
+        const stored = await store.getRun('a.manual.k');
+        expect(stored).toBeDefined();
+        expect('data' in (stored ?? {})).toBe(false);
+      }));
+  });
+
+  describe('notifications', () => {
+    it('resumes after the LISTEN connection is killed', () =>
+      withStore(async (store) => {
+        const seen: StoreNotification[] = [];
+        store.watch((n) => seen.push(n));
+        const spec = (name: string) => ({
+          spec: { name, schedule: { kind: 'cron' as const, expression: '* * * * *' }, timezone: 'UTC', concurrencyPolicy: 'Allow' as const, history: { succeeded: 1, failed: 1 } },
+          now: T0,
+          initialCursor: T0,
+        });
+        const sees = (name: string) => vi.waitFor(async () => {
+          await store.upsertJob(spec(name));
+          expect(seen).toContainEqual({ type: 'job-changed', jobName: name });
+        }, { timeout: 10_000, interval: 100 });
+        await sees('before');
+        const { rows } = await pool.query(
+          `SELECT pg_terminate_backend(pid) AS killed FROM pg_stat_activity WHERE query = $1`,
+          [`LISTEN "${store.channel}"`],
+        );
+        expect(rows).toEqual([{ killed: true }]);
+        await sees('after');
+      }));
+  });
+});
