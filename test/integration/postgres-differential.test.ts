@@ -1,0 +1,32 @@
+/** PostgresStore against the reference MemoryStore, on random sequences of contract calls. */
+import pg from 'pg';
+import { afterAll, describe, it } from 'vitest';
+import { PostgresStore } from '../../adapters/postgres/index.js';
+import { assertBehavesLikeMemoryStore } from './differential.js';
+import { DATABASE_URL, requireServer, uniqueNamespace } from './servers.js';
+
+const up = await requireServer('postgres');
+const runs = Number(process.env.TW_DIFF_RUNS ?? 40);
+
+describe.skipIf(!up)('PostgresStore behaves like MemoryStore', () => {
+  const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 4 });
+  pool.on('error', () => {});
+  afterAll(() => pool.end());
+
+  it('gives the same results for random sequences of operations', async () => {
+    const schemas = new Map<PostgresStore, string>();
+    await assertBehavesLikeMemoryStore({
+      createStore: () => {
+        const schema = uniqueNamespace('twd');
+        const store = new PostgresStore({ pool, schema });
+        schemas.set(store, schema);
+        return store;
+      },
+      destroyStore: async (store) => {
+        await store.close();
+        await pool.query(`DROP SCHEMA IF EXISTS "${schemas.get(store as PostgresStore)}" CASCADE`);
+      },
+      numRuns: runs,
+    });
+  }, Math.max(180_000, runs * 3_000));
+});
