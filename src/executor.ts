@@ -34,6 +34,8 @@ export class Executor {
   readonly #jobNames: ReadonlySet<string>;
   readonly #queue: PQueue;
   readonly #attempts = new Map<string, Attempt>();
+  /** Claims under way: they hold a slot until they resolve. */
+  #claiming = 0;
   #accepting = false;
   #filling: Promise<void> | undefined;
   #fillAgain = false;
@@ -104,17 +106,45 @@ export class Executor {
       const attempt = this.#attempts.get(notification.runId);
       if (attempt !== undefined && notification.status === 'cancelled') this.#abort(attempt, 'replaced');
     } else if (notification.type === 'run-ready' && this.#jobNames.has(notification.jobName)) {
-      if (notification.readyAt <= this.#rt.clock.now()) this.poke();
-      else this.#wakeAt(notification.readyAt);
+      // The notification names the run: claim it straight away rather than searching for it.
+      if (notification.readyAt > this.#rt.clock.now()) this.#wakeAt(notification.readyAt);
+      else if (this.#accepting && this.#freeSlots() > 0) void this.#claim(notification.runId, notification.jobName);
     }
   }
 
   #freeSlots(): number {
-    return this.#queue.concurrency - this.#attempts.size;
+    return this.#queue.concurrency - this.#attempts.size - this.#claiming;
+  }
+
+  /** Claims a run and starts it; false when another instance got it first (or the store failed). */
+  async #claim(runId: string, jobName: string): Promise<boolean> {
+    const job = this.#jobs.get(jobName);
+    if (job === undefined || this.#attempts.has(runId)) return false;
+    const { clock, io, store, instanceId, leaseMs } = this.#rt;
+    const now = clock.now();
+    this.#claiming += 1;
+    let run: RunRecord | undefined;
+    try {
+      run = await io('claimRun', () =>
+        store.claimRun({
+          runId,
+          owner: instanceId,
+          now,
+          leaseUntil: now + leaseMs,
+          ...(job.timeoutMs === undefined ? {} : { deadlineAt: now + job.timeoutMs }),
+        }),
+      );
+    } finally {
+      // Released in the same synchronous step that `#begin` takes the slot, so no other claim slips in between.
+      this.#claiming -= 1;
+    }
+    if (run === undefined) return false;
+    this.#begin(run, job);
+    return true;
   }
 
   async #fill(): Promise<void> {
-    const { clock, io, store, instanceId, leaseMs } = this.#rt;
+    const { clock, io, store } = this.#rt;
     while (this.#accepting && this.#freeSlots() > 0 && this.#jobNames.size > 0) {
       const limit = Math.min(this.#freeSlots(), CLAIM_BATCH);
       const found = await io('findReadyRuns', () => store.findReadyRuns({ jobNames: this.#jobNames, now: clock.now(), limit }));
@@ -122,21 +152,8 @@ export class Executor {
       if (found.nextReadyAt !== undefined) this.#wakeAt(found.nextReadyAt);
       let claimed = 0;
       for (const candidate of found.runs) {
-        const job = this.#jobs.get(candidate.jobName);
-        if (!this.#accepting || this.#freeSlots() <= 0 || job === undefined || this.#attempts.has(candidate.id)) continue;
-        const now = clock.now();
-        const run = await io('claimRun', () =>
-          store.claimRun({
-            runId: candidate.id,
-            owner: instanceId,
-            now,
-            leaseUntil: now + leaseMs,
-            ...(job.timeoutMs === undefined ? {} : { deadlineAt: now + job.timeoutMs }),
-          }),
-        );
-        if (run === undefined) continue; // another instance was faster
-        claimed += 1;
-        this.#begin(run, job);
+        if (!this.#accepting || this.#freeSlots() <= 0) break;
+        if (await this.#claim(candidate.id, candidate.jobName)) claimed += 1;
       }
       if (found.runs.length < limit || claimed === 0) return;
     }
