@@ -6,7 +6,6 @@
  * hands each store its own namespace (key prefix, schema) lets suites run in
  * parallel against one server.
  */
-import { describe, expect, it, vi } from 'vitest';
 import type {
   ConcurrencyPolicy,
   JobSpec,
@@ -16,11 +15,44 @@ import type {
   StoreNotification,
 } from '../store.js';
 
-export interface StoreConformanceOptions {
+/** The matchers the suite uses: vitest's and jest's `expect` both provide them. */
+export interface ConformanceAssertion {
+  toBe(expected: unknown): void;
+  toEqual(expected: unknown): void;
+  toMatchObject(expected: object): void;
+  toBeUndefined(): void;
+  toBeDefined(): void;
+  toHaveLength(length: number): void;
+  toContainEqual(expected: unknown): void;
+  toBeGreaterThan(expected: number): void;
+}
+
+/** The test framework's functions, passed in so the suite runs under vitest or jest, ESM or CommonJS. */
+export interface ConformanceTestApi {
+  readonly describe: (name: string, body: () => void) => void;
+  readonly it: (name: string, body: () => Promise<void>, timeout?: number) => void;
+  readonly expect: (actual: unknown, message?: string) => ConformanceAssertion;
+}
+
+export interface StoreConformanceOptions extends ConformanceTestApi {
   /** Creates a fresh, empty store (its own namespace). `init()` is called by the suite. */
   readonly createStore: () => Store | Promise<Store>;
   /** Disposes of a store after its test; default: `store.close()`. */
   readonly destroyStore?: (store: Store) => void | Promise<void>;
+}
+
+/** Retries `check` until it stops throwing or `timeoutMs` passes: for notifications that travel through a server. */
+async function eventually(check: () => void | Promise<void>, timeoutMs = 5_000, intervalMs = 20): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    try {
+      await check();
+      return;
+    } catch (error) {
+      if (performance.now() >= deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, intervalMs));
+    }
+  }
 }
 
 const T0 = Date.UTC(2026, 0, 1);
@@ -34,8 +66,16 @@ function scheduled(jobName: string, at: number): NewRun {
   return { id: `${jobName}.${at / 1000}`, jobName, scheduledAt: at, trigger: 'schedule' };
 }
 
-/** Registers the conformance tests for a store under `describe(name)`. */
+/**
+ * Registers the conformance tests for a store under `describe(name)`:
+ *
+ * ```ts
+ * import { describe, expect, it } from 'vitest';
+ * storeConformance('MyStore', { describe, it, expect, createStore: () => new MyStore({ namespace: unique() }) });
+ * ```
+ */
 export function storeConformance(name: string, options: StoreConformanceOptions): void {
+  const { describe, it, expect } = options;
   async function withStore(test: (store: Store) => Promise<void>): Promise<void> {
     const store = await options.createStore();
     await store.init();
@@ -457,19 +497,19 @@ export function storeConformance(name: string, options: StoreConformanceOptions)
           const unwatch = store.watch((n) => seen.push(n));
           try {
             // Let a store with a subscription connection finish subscribing.
-            await vi.waitFor(async () => {
+            await eventually(async () => {
               await store.upsertJob({ spec: spec('probe'), now: T0, initialCursor: T0 });
               expect(seen.some((n) => n.type === 'job-changed' && n.jobName === 'probe')).toBe(true);
-            }, { timeout: 5_000, interval: 50 });
+            }, 5_000, 50);
             await job(store, 'a');
             const created = await tick(store, 'a', 1);
             if (created.outcome !== 'created') throw new Error('setup');
             await succeed(store, await claim(store, created.run.id), T0 + MINUTE);
-            await vi.waitFor(() => {
+            await eventually(() => {
               expect(seen).toContainEqual({ type: 'job-changed', jobName: 'a' });
               expect(seen).toContainEqual({ type: 'run-ready', jobName: 'a', runId: created.run.id, readyAt: T0 + MINUTE });
               expect(seen).toContainEqual({ type: 'run-finished', jobName: 'a', runId: created.run.id, status: 'succeeded' });
-            }, { timeout: 5_000, interval: 20 });
+            });
           } finally {
             unwatch();
           }

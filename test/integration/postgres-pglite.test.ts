@@ -15,6 +15,9 @@ const shared = new PGlite();
 afterAll(() => shared.close());
 
 storeConformance('PostgresStore on PGlite', {
+    describe,
+    it,
+    expect,
   createStore: () => new PostgresStore({ pool: shared, schema: uniqueNamespace('tw') }),
   destroyStore: async (store) => {
     await store.close();

@@ -31,6 +31,9 @@ describe.skipIf(!up)('PostgresStore on a real server', () => {
   }
 
   storeConformance('PostgresStore', {
+    describe,
+    it,
+    expect,
     createStore: () => new PostgresStore({ pool, schema: uniqueNamespace('tw') }),
     destroyStore: async (store) => {
       await store.close();

@@ -46,6 +46,9 @@ describe.skipIf(!available)('RedisStore on Redis Cluster', () => {
   });
 
   storeConformance('RedisStore (cluster)', {
+    describe,
+    it,
+    expect,
     createStore: () => {
       const prefix = uniqueNamespace('twc');
       const store = new RedisStore({ client, prefix });

@@ -37,6 +37,9 @@ describe.skipIf(!up)('RedisStore', () => {
   });
 
   storeConformance('RedisStore', {
+    describe,
+    it,
+    expect,
     createStore: () => {
       const prefix = uniqueNamespace('tw');
       const store = new RedisStore({ url: REDIS_URL, prefix });
