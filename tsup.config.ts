@@ -15,6 +15,6 @@ export default defineConfig({
   target: 'node20',
   splitting: true,
   treeshake: true,
-  // Peer and test-only dependencies stay imports; nothing is bundled in.
-  external: ['ioredis', 'pg', 'vitest'],
+  // Optional peers stay imports; nothing is bundled in.
+  external: ['ioredis', 'pg'],
 });
