@@ -30,6 +30,8 @@ export class PlanLoop {
   readonly #jobs = new Map<string, PlannedJob>();
   /** Lazy-deletion heap: an entry is live only while its key equals its job's `dueAt`. */
   readonly #heap = new MinHeap<string>();
+  /** Jobs waiting for a run to finish (CatchUp or a backfill blocked by an active run). */
+  readonly #blocked = new Set<string>();
   #lease: LockLease | undefined;
   #timer: TimerHandle | undefined;
   #timerAt: number | undefined;
@@ -81,8 +83,12 @@ export class PlanLoop {
     for (const run of recovered ?? []) {
       if (run.error !== undefined) safeEmit(this.#rt.events, 'run:retry', { run: toRunInfo(run), error: run.error, retryAt: new Date(run.readyAt) });
     }
-    // Notifications are hints: re-plan jobs that wait on one, in case it was lost.
-    for (const [name, job] of this.#jobs) if (job.dueAt === undefined && !job.record.suspended) this.#setDue(name, job, now);
+    // Notifications are hints: re-plan the jobs that wait for a run to finish, in case it was lost.
+    for (const name of this.#blocked) {
+      const job = this.#jobs.get(name);
+      if (job !== undefined) this.#setDue(name, job, now);
+    }
+    this.#blocked.clear();
     await this.wake();
   }
 
@@ -93,6 +99,7 @@ export class PlanLoop {
       // A finished run may unblock the next CatchUp tick or backfill step; other jobs don't care.
       const job = this.#jobs.get(notification.jobName);
       if (job !== undefined && (job.record.concurrencyPolicy === 'CatchUp' || job.record.backfills.length > 0)) {
+        this.#blocked.delete(notification.jobName);
         this.#setDue(notification.jobName, job, this.#rt.clock.now());
         void this.wake();
       }
@@ -140,7 +147,7 @@ export class PlanLoop {
       const schedule = schedules.of(record);
       const decision = plan({ schedule, policy: record.concurrencyPolicy, cursor: record.cursor, now, startingDeadlineMs: record.startingDeadlineMs });
       if (decision.kind === 'wait') {
-        if (record.backfills.length > 0 && (await this.#planBackfill(job))) continue;
+        if (record.backfills.length > 0 && (await this.#planBackfill(name, job))) continue;
         if (decision.wakeAt !== undefined) this.#setDue(name, job, decision.wakeAt);
         return;
       }
@@ -172,7 +179,10 @@ export class PlanLoop {
     }
     job.record = result.job;
     if (result.outcome === 'conflict') return true; // re-plan from the store's cursor
-    if (result.outcome === 'blocked') return false; // CatchUp: the run-finished notification wakes the job
+    if (result.outcome === 'blocked') {
+      this.#blocked.add(name); // CatchUp: the run-finished notification (or the heartbeat) wakes the job
+      return false;
+    }
     if (missed !== undefined) {
       safeEmit(events, 'tick:missed', { jobName: name, from: new Date(missed.from), to: new Date(missed.to), reason: missed.reason });
     }
@@ -186,7 +196,7 @@ export class PlanLoop {
   }
 
   /** Creates the next run of the job's oldest backfill; true when the job should be planned again at once. */
-  async #planBackfill(job: PlannedJob): Promise<boolean> {
+  async #planBackfill(name: string, job: PlannedJob): Promise<boolean> {
     const { clock, io, store, schedules } = this.#rt;
     const record = job.record;
     const range = record.backfills[0];
@@ -205,6 +215,7 @@ export class PlanLoop {
     if (result === undefined || result.job === undefined) return false;
     job.record = result.job;
     if (result.outcome === 'created') safeEmit(this.#rt.events, 'run:created', { run: toRunInfo(result.run) });
+    if (result.outcome === 'blocked') this.#blocked.add(name);
     return result.outcome !== 'blocked';
   }
 
@@ -246,6 +257,7 @@ export class PlanLoop {
     this.#lease = undefined;
     this.#jobs.clear();
     this.#heap.clear();
+    this.#blocked.clear();
     this.#clearTimer();
   }
 

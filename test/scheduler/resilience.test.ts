@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MemoryStore, StoreError, type Store } from '../../src/index.js';
-import { eventsOf, harness } from '../helpers.js';
+import { eventsOf, harness, stopWhileAdvancing } from '../helpers.js';
 
 /** A memory store that can be made unreachable: every call rejects while `down`. */
 function flakyStore(): { store: Store; setDown(down: boolean): void; failures: number } {
@@ -104,5 +104,37 @@ describe('failures never reach the app', () => {
     // 00:01 could not be planned while the store was down: it runs late, then 00:02 on time.
     expect((await scheduler.listRuns('a')).map((run) => run.id)).toEqual(['a.1767225720', 'a.1767225660']);
     await scheduler.stop();
+  });
+});
+
+describe('a store that sends no notifications', () => {
+  it('still runs everything, found by the heartbeat (leaseMs / 3)', async () => {
+    const inner = new MemoryStore();
+    const silent = new Proxy(inner, {
+      get(target, property, receiver) {
+        if (property === 'watch') return () => () => {};
+        const value = Reflect.get(target, property, receiver) as unknown;
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const { clock, scheduler, log } = harness({ store: silent as MemoryStore, leaseMs: 3_000 });
+    scheduler.register({
+      name: 'c',
+      schedule: '*/10 * * * * *',
+      concurrencyPolicy: 'CatchUp',
+      handler: () => clock.sleep('15s'),
+    });
+    await scheduler.start();
+    await clock.advance('2m');
+    const started = log.filter((e) => e.event === 'run:started');
+    // Each run takes 15 s, so CatchUp falls behind; runs stay in tick order and never overlap.
+    const ticks = started.map((e) => Number(e.detail.slice(2, 12)));
+    expect(ticks).toEqual([...ticks].sort((a, b) => a - b));
+    expect(new Set(ticks).size).toBe(ticks.length);
+    expect(ticks.length).toBeGreaterThanOrEqual(7);
+    for (let i = 1; i < started.length; i += 1) {
+      expect(Date.parse(started[i]!.at) - Date.parse(started[i - 1]!.at)).toBeGreaterThanOrEqual(15_000);
+    }
+    await stopWhileAdvancing(scheduler, clock, '20s');
   });
 });
