@@ -6,7 +6,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PostgresStore } from '../../adapters/postgres/index.js';
 import { MIGRATIONS } from '../../adapters/postgres/migrations.js';
-import { storeConformance } from '../../src/testing/conformance.js';
+import { storeConformance } from '../../src/testing/conformance/index.js';
 import { uniqueNamespace } from './servers.js';
 
 // Booting PGlite takes seconds, so the conformance tests share one instance and

@@ -4,7 +4,7 @@ import { PostgresLock, PostgresStore } from '../../adapters/postgres/index.js';
 import { MIGRATIONS } from '../../adapters/postgres/migrations.js';
 import { ValidationError } from '../../src/errors.js';
 import type { JsonValue, StoreNotification } from '../../src/store.js';
-import { storeConformance } from '../../src/testing/conformance.js';
+import { storeConformance } from '../../src/testing/conformance/index.js';
 import { DATABASE_URL, requireServer, uniqueNamespace } from './servers.js';
 
 const up = await requireServer('postgres');

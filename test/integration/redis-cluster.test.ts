@@ -8,7 +8,7 @@ import { Cluster, type Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisStore } from '../../adapters/redis/index.js';
 import type { Store } from '../../src/store.js';
-import { storeConformance } from '../../src/testing/conformance.js';
+import { storeConformance } from '../../src/testing/conformance/index.js';
 import { clusterBinariesAvailable, startCluster, type LocalCluster } from './redis-cluster.js';
 import { uniqueNamespace } from './servers.js';
 

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { RedisLock, RedisStore } from '../../adapters/redis/index.js';
 import { ValidationError } from '../../src/errors.js';
 import type { JsonValue, Store, StoreNotification } from '../../src/store.js';
-import { storeConformance } from '../../src/testing/conformance.js';
+import { storeConformance } from '../../src/testing/conformance/index.js';
 import { REDIS_URL, requireServer, uniqueNamespace } from './servers.js';
 
 const up = await requireServer('redis');

@@ -1,0 +1,29 @@
+/**
+ * The store conformance suite: one call registers the tests (vitest, jest, ...) that prove a store
+ * against the contract in `src/store.ts` (atomic create, cursor compare-and-set,
+ * policies, leases, fencing, recovery, history pruning, backfills, notifications
+ * and the lock). Every test gets a fresh store from the factory, so a factory that
+ * hands each store its own namespace (key prefix, schema) lets suites run in
+ * parallel against one server.
+ */
+import { executionTests } from './execution.js';
+import { fixture, type StoreConformanceOptions } from './fixtures.js';
+import { planningTests } from './planning.js';
+
+export type { ConformanceAssertion, ConformanceTestApi, StoreConformanceOptions } from './fixtures.js';
+
+/**
+ * Registers the conformance tests for a store under `describe(name)`:
+ *
+ * ```ts
+ * import { describe, expect, it } from 'vitest';
+ * storeConformance('MyStore', { describe, it, expect, createStore: () => new MyStore({ namespace: unique() }) });
+ * ```
+ */
+export function storeConformance(name: string, options: StoreConformanceOptions): void {
+  const fx = fixture(options);
+  options.describe(`${name}: store conformance`, () => {
+    planningTests(fx);
+    executionTests(fx);
+  });
+}

@@ -1,0 +1,241 @@
+/** Conformance: jobs, the atomic create-run-and-advance-cursor under each policy, manual runs and backfills. */
+import type { NewRun } from '../../store.js';
+import { MINUTE, T0, scheduled, spec, type Fixture } from './fixtures.js';
+
+export function planningTests(fx: Fixture): void {
+  const { describe, it, expect, withStore, job, tick, claim, succeed } = fx;
+  describe('jobs', () => {
+    it('creates a job with its initial cursor and zero counters', () =>
+      withStore(async (store) => {
+        const { job, created } = await store.upsertJob({ spec: spec('a'), now: T0, initialCursor: T0 - 5 });
+        expect(created).toBe(true);
+        expect(job).toMatchObject({ name: 'a', cursor: T0 - 5, createdAt: T0, suspended: false, succeeded: 0, failed: 0, skipped: 0, backfills: [] });
+        expect(job.lastScheduleTime).toBeUndefined();
+        expect(await store.getJob('a')).toEqual(job);
+      }));
+
+    it('updates the spec of an existing job but keeps its cursor, counters and suspend flag', () =>
+      withStore(async (store) => {
+        await job(store, 'a');
+        await store.setSuspended('a', true);
+        await tick(store, 'a', 1);
+        const { job: updated, created } = await store.upsertJob({
+          spec: { ...spec('a', 'Forbid'), schedule: { kind: 'cron', expression: '*/5 * * * *' } },
+          now: T0 + 10 * MINUTE,
+          initialCursor: T0 + 10 * MINUTE,
+        });
+        expect(created).toBe(false);
+        expect(updated).toMatchObject({ cursor: T0, createdAt: T0, suspended: true, concurrencyPolicy: 'Forbid' });
+        expect(updated.schedule).toEqual({ kind: 'cron', expression: '*/5 * * * *' });
+        const resumed = await store.upsertJob({ spec: spec('a'), now: T0, initialCursor: T0, suspended: false });
+        expect(resumed.job.suspended).toBe(false);
+      }));
+
+    it('replaces the spec as a whole: a field dropped from the definition is dropped', () =>
+      withStore(async (store) => {
+        await store.upsertJob({ spec: { ...spec('a'), startingDeadlineMs: 5_000 }, now: T0, initialCursor: T0 });
+        expect((await store.getJob('a'))?.startingDeadlineMs).toBe(5_000);
+        const { job: updated } = await store.upsertJob({ spec: spec('a'), now: T0, initialCursor: T0 });
+        expect(updated.startingDeadlineMs).toBeUndefined();
+        expect((await store.getJob('a'))?.startingDeadlineMs).toBeUndefined();
+      }));
+
+    it('lists jobs by name and removes a job with all its runs', () =>
+      withStore(async (store) => {
+        await job(store, 'b');
+        await job(store, 'a');
+        await tick(store, 'a', 1);
+        expect((await store.listJobs()).map((j) => j.name)).toEqual(['a', 'b']);
+        expect(await store.removeJob('a')).toBe(true);
+        expect(await store.removeJob('a')).toBe(false);
+        expect(await store.getJob('a')).toBeUndefined();
+        expect(await store.getRun(`a.${(T0 + MINUTE) / 1000}`)).toBeUndefined();
+        expect(await store.listRuns({ jobName: 'a' })).toEqual([]);
+        expect((await store.listJobs()).map((j) => j.name)).toEqual(['b']);
+      }));
+
+    it('sets the shared suspend flag', () =>
+      withStore(async (store) => {
+        await job(store, 'a');
+        expect((await store.setSuspended('a', true))?.suspended).toBe(true);
+        expect((await store.getJob('a'))?.suspended).toBe(true);
+        expect(await store.setSuspended('missing', true)).toBeUndefined();
+      }));
+  });
+
+
+  describe('scheduleRun', () => {
+    it('creates a pending run and advances the cursor in one step', () =>
+      withStore(async (store) => {
+        await job(store, 'a');
+        const result = await tick(store, 'a', 1, T0 + MINUTE + 7);
+        expect(result.outcome).toBe('created');
+        if (result.outcome !== 'created') return;
+        expect(result.run).toMatchObject({
+          id: `a.${(T0 + MINUTE) / 1000}`,
+          jobName: 'a',
+          scheduledAt: T0 + MINUTE,
+          trigger: 'schedule',
+          status: 'pending',
+          attempt: 1,
+          createdAt: T0 + MINUTE + 7,
+          readyAt: T0 + MINUTE + 7,
+          fence: 0,
+        });
+        expect(result.job).toMatchObject({ cursor: T0 + MINUTE, lastScheduleTime: T0 + MINUTE });
+        expect(await store.getRun(result.run.id)).toEqual(result.run);
+      }));
+
+    it('writes nothing when the cursor is not the expected one', () =>
+      withStore(async (store) => {
+        await job(store, 'a');
+        const result = await store.scheduleRun({
+          jobName: 'a',
+          expectedCursor: T0 - 1,
+          cursor: T0 + MINUTE,
+          run: scheduled('a', T0 + MINUTE),
+          now: T0 + MINUTE,
+        });
+        expect(result.outcome).toBe('conflict');
+        expect((await store.getJob('a'))?.cursor).toBe(T0);
+        expect(await store.listRuns({ jobName: 'a' })).toEqual([]);
+      }));
+
+    it('writes nothing for a suspended or missing job', () =>
+      withStore(async (store) => {
+        await job(store, 'a');
+        await store.setSuspended('a', true);
+        expect((await tick(store, 'a', 1)).outcome).toBe('conflict');
+        expect(await store.listRuns({ jobName: 'a' })).toEqual([]);
+        const missing = await store.scheduleRun({ jobName: 'zz', expectedCursor: T0, cursor: T0 + 1, now: T0 });
+        expect(missing.outcome).toBe('conflict');
+      }));
+
+    it('lets exactly one of many racing planners create the run for a tick', () =>
+      withStore(async (store) => {
+        await job(store, 'a');
+        const at = T0 + MINUTE;
+        const results = await Promise.all(
+          Array.from({ length: 8 }, () =>
+            store.scheduleRun({ jobName: 'a', expectedCursor: T0, cursor: at, run: scheduled('a', at), now: at }),
+          ),
+        );
+        expect(results.filter((r) => r.outcome === 'created')).toHaveLength(1);
+        expect(results.filter((r) => r.outcome === 'conflict')).toHaveLength(7);
+        expect(await store.listRuns({ jobName: 'a' })).toHaveLength(1);
+      }));
+
+    it('advances the cursor without a run when every due tick was missed', () =>
+      withStore(async (store) => {
+        await job(store, 'a');
+        const result = await store.scheduleRun({ jobName: 'a', expectedCursor: T0, cursor: T0 + 5 * MINUTE, now: T0 + 60 * MINUTE });
+        expect(result.outcome).toBe('advanced');
+        expect((await store.getJob('a'))?.cursor).toBe(T0 + 5 * MINUTE);
+        expect(await store.listRuns({ jobName: 'a' })).toEqual([]);
+      }));
+
+    it('treats an existing run ID as done and still advances the cursor', () =>
+      withStore(async (store) => {
+        await job(store, 'a');
+        const at = T0 + MINUTE;
+        await store.createRun({ run: scheduled('a', at), now: at });
+        const result = await store.scheduleRun({ jobName: 'a', expectedCursor: T0, cursor: at, run: scheduled('a', at), now: at });
+        expect(result.outcome).toBe('exists');
+        expect((await store.getJob('a'))?.cursor).toBe(at);
+        expect(await store.listRuns({ jobName: 'a' })).toHaveLength(1);
+      }));
+
+    it('Allow creates a run while another is active', () =>
+      withStore(async (store) => {
+        await job(store, 'a', 'Allow');
+        await tick(store, 'a', 1);
+        expect((await tick(store, 'a', 2)).outcome).toBe('created');
+        expect(await store.listRuns({ jobName: 'a', statuses: ['pending'] })).toHaveLength(2);
+      }));
+
+    it('Forbid skips the tick while a run is active, counts it, and moves the cursor', () =>
+      withStore(async (store) => {
+        await job(store, 'a', 'Forbid');
+        await tick(store, 'a', 1);
+        const result = await tick(store, 'a', 2);
+        expect(result.outcome).toBe('skipped');
+        expect(await store.getJob('a')).toMatchObject({ skipped: 1, cursor: T0 + 2 * MINUTE });
+        expect(await store.listRuns({ jobName: 'a' })).toHaveLength(1);
+      }));
+
+    it('Forbid counts a run waiting to retry as active', () =>
+      withStore(async (store) => {
+        await job(store, 'a', 'Forbid');
+        const first = await tick(store, 'a', 1);
+        if (first.outcome !== 'created') throw new Error('setup');
+        const running = await claim(store, first.run.id);
+        await store.finishAttempt({
+          runId: running.id, owner: 'a', fence: running.fence, now: T0 + MINUTE,
+          outcome: { status: 'retry', error: { name: 'Error', message: 'x' }, readyAt: T0 + 10 * MINUTE },
+        });
+        expect((await tick(store, 'a', 2)).outcome).toBe('skipped');
+      }));
+
+    it('CatchUp writes nothing while a run is active', () =>
+      withStore(async (store) => {
+        await job(store, 'a', 'CatchUp');
+        await tick(store, 'a', 1);
+        const result = await tick(store, 'a', 2);
+        expect(result.outcome).toBe('blocked');
+        expect(await store.getJob('a')).toMatchObject({ cursor: T0 + MINUTE, skipped: 0 });
+        expect(await store.listRuns({ jobName: 'a' })).toHaveLength(1);
+      }));
+
+    it('Replace cancels the active runs, then creates the new one', () =>
+      withStore(async (store) => {
+        await job(store, 'a', 'Replace');
+        const first = await tick(store, 'a', 1);
+        if (first.outcome !== 'created') throw new Error('setup');
+        const running = await claim(store, first.run.id);
+        const result = await tick(store, 'a', 2);
+        expect(result.outcome).toBe('created');
+        if (result.outcome !== 'created') return;
+        expect(result.cancelled.map((r) => r.id)).toEqual([first.run.id]);
+        expect(await store.getRun(first.run.id)).toMatchObject({ status: 'cancelled', finishedAt: T0 + 2 * MINUTE });
+        const renewal = await store.renewLease({ runId: running.id, owner: 'a', fence: running.fence, now: T0 + 2 * MINUTE, leaseUntil: T0 + 3 * MINUTE });
+        expect(renewal).toEqual({ ok: false, status: 'cancelled' });
+        expect((await store.getJob('a'))).toMatchObject({ succeeded: 0, failed: 0 });
+      }));
+  });
+
+
+  describe('manual runs and backfills', () => {
+    it('creates a manual run once per ID', () =>
+      withStore(async (store) => {
+        await job(store, 'a');
+        const run: NewRun = { id: 'a.manual.k1', jobName: 'a', scheduledAt: T0, trigger: 'manual', data: { x: [1, 'two', null] } };
+        const first = await store.createRun({ run, now: T0 });
+        expect(first.outcome).toBe('created');
+        const again = await store.createRun({ run: { ...run, data: 'other' }, now: T0 + 1 });
+        expect(again.outcome).toBe('exists');
+        if (again.outcome === 'missing-job') return;
+        expect(again.run.data).toEqual({ x: [1, 'two', null] });
+        expect((await store.createRun({ run: { ...run, jobName: 'zz', id: 'zz.manual.1' }, now: T0 })).outcome).toBe('missing-job');
+      }));
+
+    it('runs a backfill one tick at a time and drops the range at its end', () =>
+      withStore(async (store) => {
+        await job(store, 'a');
+        const range = { id: 'b1', next: T0 - 2 * MINUTE, to: T0 - MINUTE };
+        expect((await store.addBackfill({ jobName: 'a', range }))?.backfills).toEqual([range]);
+        const run1 = { id: `a.backfill.${range.next / 1000}`, jobName: 'a', scheduledAt: range.next, trigger: 'backfill' as const };
+        const first = await store.scheduleBackfillRun({ jobName: 'a', backfillId: 'b1', expectedNext: range.next, next: range.to, run: run1, now: T0 });
+        expect(first.outcome).toBe('created');
+        const run2 = { ...run1, id: `a.backfill.${range.to / 1000}`, scheduledAt: range.to };
+        const blocked = await store.scheduleBackfillRun({ jobName: 'a', backfillId: 'b1', expectedNext: range.to, run: run2, now: T0 });
+        expect(blocked.outcome).toBe('blocked');
+        const stale = await store.scheduleBackfillRun({ jobName: 'a', backfillId: 'b1', expectedNext: range.next, run: run2, now: T0 });
+        expect(stale.outcome).toBe('conflict');
+        await succeed(store, await claim(store, run1.id, 'a', T0), T0 + 1);
+        const last = await store.scheduleBackfillRun({ jobName: 'a', backfillId: 'b1', expectedNext: range.to, run: run2, now: T0 + 2 });
+        expect(last.outcome).toBe('created');
+        expect((await store.getJob('a'))?.backfills).toEqual([]);
+      }));
+  });
+
+}
