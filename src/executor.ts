@@ -59,7 +59,7 @@ export class Executor {
     this.poke();
   }
 
-  /** Stops claiming; with `abort`, aborts running handlers (`'shutdown'`). Resolves once every attempt has ended. */
+  /** Stops claiming at once; with `abort`, aborts running handlers (`'shutdown'`). Resolves once every attempt has ended. */
   async stop(abort: boolean): Promise<void> {
     this.#accepting = false;
     this.#clearTimer();
@@ -139,6 +139,13 @@ export class Executor {
       this.#claiming -= 1;
     }
     if (run === undefined) return false;
+    if (!this.#accepting) {
+      // Stopped while the claim was on its way: give the run straight back rather than start a handler.
+      await io('finishAttempt', () =>
+        store.finishAttempt({ runId, owner: instanceId, fence: run.fence, now: clock.now(), outcome: { status: 'released' } }),
+      );
+      return false;
+    }
     this.#begin(run, job);
     return true;
   }
@@ -269,12 +276,17 @@ export class Executor {
   }
 
   async #finish(attempt: Attempt, outcome: AttemptOutcome): Promise<void> {
-    const { run } = attempt;
-    const { clock, io, store, instanceId, events } = this.#rt;
-    const result = await io('finishAttempt', () =>
-      store.finishAttempt({ runId: run.id, owner: instanceId, fence: run.fence, now: clock.now(), outcome }),
-    );
-    if (result === undefined || !result.ok) return; // unreachable store (reported) or fenced out: the lease decides
+    const { run, controller } = attempt;
+    const { clock, io, store, instanceId, events, leaseMs } = this.#rt;
+    const write = () => io('finishAttempt', () => store.finishAttempt({ runId: run.id, owner: instanceId, fence: run.fence, now: clock.now(), outcome }));
+    let result = await write();
+    // The store is unreachable (reported). The heartbeat keeps the lease while the attempt is tracked, so keep
+    // trying: giving up would let another instance recover the run and run a handler that already finished.
+    for (let delay = 100; result === undefined && !controller.signal.aborted; delay = Math.min(delay * 2, leaseMs / 3)) {
+      await clock.sleep(delay);
+      result = await write();
+    }
+    if (result === undefined || !result.ok) return; // fenced out or lease lost: whoever holds the run now records it
     const info = toRunInfo(result.run);
     switch (outcome.status) {
       case 'succeeded':

@@ -128,6 +128,8 @@ export class PlanLoop {
 
   async #planDue(): Promise<void> {
     while (this.#lease !== undefined && !this.#stopped) {
+      // A heartbeat stuck behind a slow store cannot renew: stop planning the moment the lease may have passed on.
+      if (this.#lease.leaseUntil <= this.#rt.clock.now()) return this.#resign();
       const dueAt = this.#heap.peekKey();
       if (dueAt === undefined || dueAt > this.#rt.clock.now()) return;
       const name = this.#heap.pop() as string;

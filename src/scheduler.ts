@@ -228,11 +228,13 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   stop(options: StopOptions = {}): Promise<void> {
     if (this.#state !== 'running') return this.#stopping ?? Promise.resolve();
     this.#state = 'stopping';
+    // Claiming stops now, before anything below waits: no handler starts after stop() was called.
+    const drained = this.#executor.stop(options.abort === true);
     this.#stopping = (async () => {
       await this.#heartbeat;
       await this.#planLoop.stop();
       // The heartbeat keeps renewing the leases of handlers we wait for.
-      await this.#executor.stop(options.abort === true);
+      await drained;
       this.#state = 'idle'; // from here on, a finishing heartbeat does not re-arm itself
       await this.#heartbeat;
       if (this.#heartbeatTimer !== undefined) this.#rt.clock.clearTimer(this.#heartbeatTimer);

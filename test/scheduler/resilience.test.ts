@@ -138,3 +138,75 @@ describe('a store that sends no notifications', () => {
     await stopWhileAdvancing(scheduler, clock, '20s');
   });
 });
+
+describe('stopping and writing outcomes under a slow or failing store', () => {
+  it('starts no handler after stop() was called, even when the run appears while stopping', async () => {
+    const inner = new MemoryStore();
+    let releasePlanning: () => void = () => {};
+    const planningHeld = new Promise<void>((resolve) => {
+      releasePlanning = resolve;
+    });
+    let reachedPlanning: () => void = () => {};
+    const planningReached = new Promise<void>((resolve) => {
+      reachedPlanning = resolve;
+    });
+    const slow = new Proxy(inner, {
+      get(target, property, receiver) {
+        const value = Reflect.get(target, property, receiver) as unknown;
+        if (property === 'scheduleRun') {
+          return async (...args: unknown[]) => {
+            reachedPlanning();
+            await planningHeld; // the planner is inside scheduleRun when stop() is called
+            return (value as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        }
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const { clock, scheduler } = harness({ store: slow as MemoryStore });
+    let started = 0;
+    scheduler.register({ name: 'j', schedule: '* * * * * *', handler: () => void (started += 1) });
+    await scheduler.start();
+    const advancing = clock.advance('1s'); // reaches the tick; planning then waits on the store
+    await planningReached;
+    const stopping = scheduler.stop();
+    releasePlanning();
+    await advancing;
+    await stopping;
+    await clock.advance('5s');
+    expect(started).toBe(0);
+    expect((await inner.listRuns({ jobName: 'j' })).map((run) => run.status)).toEqual(['pending']);
+  });
+
+  it('keeps trying to record a finished attempt while it holds the lease, so the handler is not run again', async () => {
+    const inner = new MemoryStore();
+    let failFinish = true;
+    const flaky = new Proxy(inner, {
+      get(target, property, receiver) {
+        const value = Reflect.get(target, property, receiver) as unknown;
+        if (property === 'finishAttempt') {
+          return async (...args: unknown[]) => {
+            if (failFinish) throw new Error('ECONNRESET');
+            return (value as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        }
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const { clock, scheduler, log } = harness({ store: flaky as MemoryStore, leaseMs: 10_000 });
+    const standby = harness({ clock, store: flaky as MemoryStore, leaseMs: 10_000 });
+    let ran = 0;
+    for (const s of [scheduler, standby.scheduler]) {
+      s.register({ name: 'once', schedule: { at: '2026-01-01T00:00:01Z' }, handler: () => void (ran += 1) });
+      await s.start();
+    }
+    await clock.advance('2m'); // far past the lease: the owner must have kept it
+    failFinish = false;
+    await clock.advance('30s');
+    expect(ran).toBe(1);
+    expect(await inner.listRuns({ jobName: 'once' })).toMatchObject([{ status: 'succeeded', attempt: 1 }]);
+    expect(eventsOf(log, 'error').some((message) => message.includes('finishAttempt'))).toBe(true);
+    await standby.scheduler.stop();
+    await scheduler.stop();
+  });
+});
