@@ -1,0 +1,335 @@
+/**
+ * The scenarios every store runs (Redis, Redis Cluster, Postgres), with their
+ * assertions of SPEC §6.1–6.5 over the merged log of real processes.
+ */
+import { expect } from 'vitest';
+import {
+  catchUpOrder,
+  duplicates,
+  executions,
+  Harness,
+  holes,
+  iso,
+  overlaps,
+  recovery,
+  reexecutions,
+  show,
+  showExec,
+  sleep,
+  type LogLine,
+  type WorkerConfig,
+} from './harness.js';
+
+const SHARED = ['allow-1s', 'forbid-1s', 'catchup-1s'] as const;
+
+function assertNoDuplicates(h: Harness, job: string): void {
+  const dups = duplicates(h.lines, job);
+  expect(
+    dups.map((d) => `tick ${iso(d.scheduledAt)}: ${d.why}`),
+    `${job}: ticks that ran twice (SPEC §6.1):\n${dups.map((d) => `tick ${iso(d.scheduledAt)}: ${d.why}\n${show(d.lines)}`).join('\n')}`,
+  ).toEqual([]);
+}
+
+function assertNoOverlap(h: Harness, job: string, label: string): void {
+  const execs = executions(h.lines, job);
+  const { pairs } = overlaps(execs.filter((e) => e.how !== 'open'));
+  expect(
+    pairs.map(([x, y]) => `${x.runId}#${x.attempt}@${x.instance} overlaps ${y.runId}#${y.attempt}@${y.instance}`),
+    `${label}: ${job} had two executions at once (SPEC §6.3):\n${showExec(execs)}`,
+  ).toEqual([]);
+}
+
+function assertProcessesHealthy(h: Harness): void {
+  const fatal = h.lines.filter((l) => l.ev === 'fatal');
+  expect(fatal, `fatal lines:\n${show(fatal)}\n${h.diagnostics()}`).toEqual([]);
+  const badExits = h.procs.filter((p) => p.killedAt === undefined && (p.exit?.code !== 0 || p.exit.signal !== null));
+  expect(
+    badExits.map((p) => `${p.instance}/${p.pid}: ${JSON.stringify(p.exit)}`),
+    `processes that did not exit cleanly on SIGTERM:\n${h.diagnostics()}`,
+  ).toEqual([]);
+}
+
+function errorsPerInstance(lines: readonly LogLine[], from = 0, to = Infinity): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const line of lines) if (line.ev === 'error' && line.t >= from && line.t <= to) counts[`${line.instance}/${line.pid}`] = (counts[`${line.instance}/${line.pid}`] ?? 0) + 1;
+  return counts;
+}
+
+/** Handler starts in a process after it logged `stopping` (its `stop()` had been called). */
+export function startsAfterStop(lines: readonly LogLine[]): LogLine[] {
+  const stopping = new Map<number, number>();
+  for (const line of lines) if (line.ev === 'stopping') stopping.set(line.pid, line.t);
+  return lines.filter((l) => l.ev === 'start' && stopping.has(l.pid) && l.t > (stopping.get(l.pid) as number));
+}
+
+function runsPerJob(lines: readonly LogLine[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const line of lines) if (line.ev === 'run:succeeded' && line.job !== undefined) counts[line.job] = (counts[line.job] ?? 0) + 1;
+  return counts;
+}
+
+/** Planner tenures (from `planner` lines); two live planners at once would mean the lock failed. */
+function plannerOverlaps(h: Harness): string[] {
+  const tenures: { pid: number; from: number; to: number }[] = [];
+  const open = new Map<number, number>();
+  for (const line of h.lines) {
+    if (line.ev === 'planner' && line.value === true) open.set(line.pid, line.t);
+    else if ((line.ev === 'planner' && line.value === false) || line.ev === 'proc:exit' || line.ev === 'stopping') {
+      const from = open.get(line.pid);
+      if (from !== undefined) tenures.push({ pid: line.pid, from, to: line.t });
+      open.delete(line.pid);
+    }
+  }
+  const out: string[] = [];
+  for (let i = 0; i < tenures.length; i += 1) {
+    for (let j = i + 1; j < tenures.length; j += 1) {
+      const x = tenures[i]!;
+      const y = tenures[j]!;
+      if (x.pid !== y.pid && x.from < y.to && y.from < x.to) out.push(`${x.pid} ${iso(x.from)}..${iso(x.to)} & ${y.pid} ${iso(y.from)}..${iso(y.to)}`);
+    }
+  }
+  return out;
+}
+
+export interface KillScenarioResult {
+  readonly summary: string;
+}
+
+/**
+ * Three processes a, b, c on one store. b runs `slow-kill` alone at first (a and c
+ * register it on SIGUSR2, once b is mid-handler), is SIGKILLed mid-handler and
+ * restarted 2 s later. Proves §6.1–6.4 from the log.
+ */
+export async function killScenario(label: string, config: WorkerConfig, options: { killPlanner?: boolean } = {}): Promise<KillScenarioResult> {
+  const h = new Harness(config);
+  let passed = false;
+  try {
+    const leaseMs = config.leaseMs ?? 2000;
+    const specA = { instance: 'a', jobs: [...SHARED, 'only-on-a'], lateJobs: ['slow-kill'] };
+    const specB = { instance: 'b', jobs: [...SHARED, 'slow-kill'] };
+    const specC = { instance: 'c', jobs: [...SHARED], lateJobs: ['slow-kill'] };
+    // The first process takes the planner lock. By default `a`, so the kill of `b` tests run recovery
+    // alone; with `killPlanner`, `b`, so the kill also tests planner failover.
+    const first = h.spawn(options.killPlanner === true ? specB : specA);
+    await h.waitFor(`${first.instance} planner`, (l) => l.ev === 'planner' && l.value === true && l.pid === first.pid, 20_000);
+    const others = [h.spawn(options.killPlanner === true ? specA : specB), h.spawn(specC)];
+    await Promise.all(others.map((proc) => h.waitFor(`${proc.instance} ready`, (l) => l.ev === 'ready' && l.pid === proc.pid, 20_000)));
+    const byName = (name: string) => [first, ...others].find((proc) => proc.instance === name)!;
+    const [a, b, c] = [byName('a'), byName('b'), byName('c')];
+    const steadyFrom = Date.now();
+
+    // b is the only instance with slow-kill: wait for its handler to start there.
+    const slowStart = await h.waitFor('slow-kill start on b', (l) => l.ev === 'start' && l.job === 'slow-kill' && l.pid === b.pid, 12_000);
+    const mark = h.lines.length;
+    h.signal(a, 'SIGUSR2');
+    h.signal(c, 'SIGUSR2');
+    await Promise.all([
+      h.waitFor('a registered slow-kill', (l) => l.ev === 'registered' && l.pid === a.pid, 5_000, mark),
+      h.waitFor('c registered slow-kill', (l) => l.ev === 'registered' && l.pid === c.pid, 5_000, mark),
+    ]);
+    await sleep(200); // let the late registrations reach the store
+    const handlerStillRunning = !h.lines.some((l) => l.ev === 'end' && l.pid === b.pid && l.runId === slowStart.runId);
+    expect(handlerStillRunning, `slow-kill handler on b ended before the kill:\n${show(h.lines.slice(-30))}`).toBe(true);
+    const killT = await h.kill(b);
+    const runningOnB = executions(h.lines, 'slow-kill')
+      .concat(...SHARED.map((job) => executions(h.lines, job)))
+      .filter((e) => e.pid === b.pid && e.how === 'killed');
+
+    await sleep(2_000);
+    const b2 = h.spawn({ instance: 'b', jobs: [...SHARED, 'slow-kill'] });
+    await h.waitFor('b restarted', (l) => l.ev === 'ready' && l.pid === b2.pid, 20_000);
+
+    const recovered = await h.waitFor(
+      `recovery of ${String(slowStart.runId)}`,
+      (l) => l.ev === 'start' && l.runId === slowStart.runId && l.pid !== b.pid && (l.attempt as number) > (slowStart.attempt as number),
+      leaseMs * 4 + 5_000,
+    );
+    // Let the recovered attempt and the restarted b work for a while.
+    const until = Math.max(steadyFrom + 12_000, recovered.t + 4_000);
+    await sleep(Math.max(0, until - Date.now()));
+    const stopT = Date.now();
+    const alive = h.procs.filter((p) => p.exit === undefined).map((p) => `${p.instance}/${p.pid}`);
+    expect(alive.length, `processes alive before the stop: ${alive.join(', ')}\n${h.diagnostics()}`).toBe(3);
+    await h.stopAll();
+
+    // ---- figures (printed before any assertion, so a failure still shows them) ----
+    const ALL = [...SHARED, 'slow-kill', 'only-on-a'];
+    const dupCount = ALL.reduce((n, job) => n + duplicates(h.lines, job).length, 0);
+    const allowHoles = holes(h.lines, 'allow-1s', steadyFrom + 1_000, stopT - 1_000);
+    const coalesced = allowHoles.explained;
+    const plannerKilled = h.lines.filter((l) => l.ev === 'planner' && l.pid === b.pid && l.t <= killT).at(-1)?.value === true;
+    const forbidHoles = holes(h.lines, 'forbid-1s', steadyFrom + 1_000, stopT - 2_000);
+    const takeover = h.lines.find((l) => l.ev === 'planner' && l.value === true && l.t > killT && l.pid !== b.pid);
+    const rec = recovery(h.lines, slowStart, killT);
+    const forbidExecs = executions(h.lines, 'forbid-1s');
+    const catchupExecs = executions(h.lines, 'catchup-1s');
+    const forbidMax = overlaps(forbidExecs.filter((e) => e.how !== 'open')).maxConcurrent;
+    const catchupMax = overlaps(catchupExecs.filter((e) => e.how !== 'open')).maxConcurrent;
+    const order = catchUpOrder(h.lines, 'catchup-1s');
+    const onlyA = h.lines.filter((l) => l.ev === 'start' && l.job === 'only-on-a');
+    const summary =
+      `[${label}] kill scenario${options.killPlanner === true ? ' (b is the planner)' : ''}: runs ${JSON.stringify(runsPerJob(h.lines))}; duplicates ${dupCount}; ` +
+      `allow-1s holes ${allowHoles.unexplained.length} unexplained / ${coalesced.length} coalesced over ${allowHoles.ran.length + coalesced.length + allowHoles.unexplained.length} ticks; ` +
+      `forbid-1s skipped ${h.lines.filter((l) => l.ev === 'tick:skipped' && l.job === 'forbid-1s').length}; ` +
+      `max concurrent forbid ${forbidMax} catchup ${catchupMax} (catchup ticks ${order.order.length}, ${order.outOfOrder.length} out of order, ${order.gaps.length} gaps); ` +
+      `SIGKILL of b (was planner: ${plannerKilled}) mid slow-kill → recovered by ${rec.by?.instance} in ${rec.ms} ms (leaseMs ${leaseMs})` +
+      `${plannerKilled ? `, new planner ${takeover?.instance} after ${takeover === undefined ? '?' : takeover.t - killT} ms` : ''}; ` +
+      `also killed on b: ${runningOnB.map((e) => e.runId).join(', ')}; only-on-a runs ${onlyA.length}, elsewhere ${onlyA.filter((l) => l.instance !== 'a').length}; ` +
+      `errors ${JSON.stringify(errorsPerInstance(h.lines))}; handler starts after stop() ${startsAfterStop(h.lines).length}; ` +
+      `handlers re-run after their success could not be recorded ${ALL.reduce((n, job) => n + reexecutions(h.lines, job).length, 0)}`;
+    console.log(summary);
+
+    // ---- assertions ----
+    assertProcessesHealthy(h);
+    // §6.1: at most one run per tick.
+    for (const job of ALL) assertNoDuplicates(h, job);
+
+    // §6.2: every allow-1s tick in the steady window ran (or was coalesced, which is reported).
+    expect(
+      allowHoles.unexplained.map(iso),
+      `${label}: allow-1s ticks with no run and no tick:missed (SPEC §6.2):\n${show(h.lines.filter((l) => l.job === 'allow-1s' && l.ev !== 'run:created'))}`,
+    ).toEqual([]);
+    expect(plannerKilled, `${label}: b was${plannerKilled ? '' : ' not'} the planner when killed`).toBe(options.killPlanner === true);
+    // With the planner alive through the kill, nothing should even be coalesced.
+    if (!plannerKilled) {
+      expect(coalesced, `${label}: allow-1s ticks coalesced although the planner never died`).toEqual([]);
+    }
+    // Forbid: every tick ran, was skipped, or was missed.
+    expect(forbidHoles.unexplained.map(iso), `${label}: forbid-1s ticks unaccounted for`).toEqual([]);
+
+    // §5 lease recovery: the killed slow-kill run restarted on a survivor after its lease expired.
+    expect(rec.by, `${label}: killed run ${String(slowStart.runId)} never recovered`).toBeDefined();
+    expect(['a', 'c'], `recovered on ${rec.by?.instance}`).toContain(rec.by?.instance);
+    expect(rec.ms!, 'recovery before the lease could have expired').toBeGreaterThanOrEqual(leaseMs / 3);
+    expect(rec.ms!, `${label}: recovery took too long`).toBeLessThan(leaseMs * 3 + 1_000);
+    const recoveredSucceeded = h.lines.filter((l) => l.ev === 'run:succeeded' && l.runId === slowStart.runId);
+    expect(recoveredSucceeded.length, `${label}: recovered run ${String(slowStart.runId)} succeeded ${recoveredSucceeded.length} times`).toBe(1);
+    // Other runs b was executing when it died are recovered too.
+    const unrecovered = runningOnB.filter((e) => !h.lines.some((l) => l.ev === 'run:succeeded' && l.runId === e.runId));
+    expect(unrecovered.map((e) => e.runId), `${label}: runs killed on b never completed:\n${show(h.lines.slice(-60))}`).toEqual([]);
+
+    // §6.3: Forbid and CatchUp never ran twice at once, across processes; CatchUp in tick order, no tick skipped.
+    assertNoOverlap(h, 'forbid-1s', label);
+    assertNoOverlap(h, 'catchup-1s', label);
+    expect(order.outOfOrder.map(iso), `${label}: catchup-1s runs out of tick order: ${order.order.map(iso).join(' ')}`).toEqual([]);
+    expect(order.gaps.map(iso), `${label}: catchup-1s ticks skipped: ${order.order.map(iso).join(' ')}`).toEqual([]);
+    expect(order.order.length).toBeGreaterThanOrEqual(5);
+
+    // §6.4: only-on-a ran only on a.
+    expect(onlyA.filter((l) => l.instance !== 'a').map((l) => `${l.runId}@${l.instance}`), `${label}: only-on-a ran elsewhere`).toEqual([]);
+    expect(onlyA.length).toBeGreaterThan(5);
+    // Before a and c registered it, slow-kill ran only on b.
+    const slowElsewhere = h.lines.filter((l) => l.ev === 'start' && l.job === 'slow-kill' && l.t < slowStart.t && l.instance !== 'b');
+    expect(slowElsewhere.map((l) => `${l.runId}@${l.instance}`)).toEqual([]);
+
+    // The planner lock: never two planners at once (from each process's `isPlanner`, sampled every 50 ms).
+    expect(plannerOverlaps(h), `${label}: two planners at once`).toEqual([]);
+
+    passed = true;
+    return { summary };
+  } finally {
+    await h.killAll();
+    if (!passed || process.env.TW_MP_KEEP_LOGS !== undefined) console.log(`[${label}] merged log: ${h.save(label)}`);
+  }
+}
+
+export interface OutageControl {
+  /** Starts the outage; resolves when the server is reachable again (returns that time). */
+  readonly run: () => Promise<{ from: number; to: number }>;
+  readonly description: string;
+  /** Whether the outage must produce `error` events in every process. */
+  readonly expectErrors: boolean;
+}
+
+/**
+ * Three processes; the store becomes unreachable for a while; §6.5: nobody crashes,
+ * errors are reported, nothing runs twice, every Allow tick ran or was coalesced,
+ * scheduling resumes under the policy rules.
+ */
+export async function outageScenario(label: string, config: WorkerConfig, outage: OutageControl): Promise<string> {
+  const h = new Harness(config);
+  let passed = false;
+  try {
+    const a = h.spawn({ instance: 'a', jobs: [...SHARED] });
+    await h.waitFor('a ready', (l) => l.ev === 'ready' && l.pid === a.pid, 20_000);
+    const b = h.spawn({ instance: 'b', jobs: [...SHARED] });
+    const c = h.spawn({ instance: 'c', jobs: [...SHARED] });
+    await Promise.all([
+      h.waitFor('b ready', (l) => l.ev === 'ready' && l.pid === b.pid, 20_000),
+      h.waitFor('c ready', (l) => l.ev === 'ready' && l.pid === c.pid, 20_000),
+    ]);
+    const steadyFrom = Date.now();
+    await sleep(3_500);
+    const { from, to } = await outage.run();
+    const resumed = await h.waitFor('allow-1s running again after the outage', (l) => l.ev === 'start' && l.job === 'allow-1s' && l.t > to, 20_000);
+    await sleep(6_000);
+    const stopT = Date.now();
+    const alive = h.procs.filter((p) => p.exit === undefined).map((p) => `${p.instance}/${p.pid}`);
+    expect(alive.length, `${label}: a process died during the outage: alive ${alive.join(', ')}\n${h.diagnostics()}`).toBe(3);
+    await h.stopAll();
+
+    const errors = errorsPerInstance(h.lines, from, to + 5_000);
+    const errorLines = h.lines.filter((l) => l.ev === 'error');
+    const errorKinds = [...new Set(errorLines.map((l) => String(l.message).slice(0, 120)))];
+    const allowHoles = holes(h.lines, 'allow-1s', steadyFrom + 1_000, stopT - 1_000);
+    // A planning step whose reply timed out may still have been applied by the server after the outage:
+    // the ticks it decided (skipped or coalesced) then have no event. Such ticks are tolerated only inside
+    // the outage and only when a `scheduleRun` failure was reported.
+    const lostReplies = h.lines.some((l) => l.ev === 'error' && String(l.message).includes('scheduleRun'));
+    const inOutage = (tick: number): boolean => lostReplies && tick >= from - 1_000 && tick <= to + 1_000;
+    const allowSilent = allowHoles.unexplained.filter(inOutage);
+    const allowLost = allowHoles.unexplained.filter((tick) => !inOutage(tick));
+    const afterHoles = holes(h.lines, 'allow-1s', resumed.t + 2_000, stopT - 1_000);
+    const forbidHoles = holes(h.lines, 'forbid-1s', steadyFrom + 1_000, stopT - 2_000);
+    const forbidSilent = forbidHoles.unexplained.filter(inOutage);
+    const forbidLost = forbidHoles.unexplained.filter((tick) => !inOutage(tick));
+    const forbidExecs = executions(h.lines, 'forbid-1s').filter((e) => e.how !== 'open');
+    const catchupExecs = executions(h.lines, 'catchup-1s').filter((e) => e.how !== 'open');
+    const forbid = overlaps(forbidExecs);
+    const catchup = overlaps(catchupExecs);
+    const order = catchUpOrder(h.lines, 'catchup-1s');
+    const catchupAfter = h.lines.filter((l) => l.ev === 'start' && l.job === 'catchup-1s' && l.t > to);
+    const abortedByLease = h.lines.filter((l) => l.ev === 'end' && l.outcome === 'aborted' && l.reason === 'lease-lost');
+    const recoveredRuns = h.lines.filter((l) => l.ev === 'run:retry');
+    const summary =
+      `[${label}] outage (${outage.description}) ${to - from} ms: runs ${JSON.stringify(runsPerJob(h.lines))}; ` +
+      `duplicates ${SHARED.reduce((n, job) => n + duplicates(h.lines, job).length, 0)}; ` +
+      `errors during outage ${JSON.stringify(errors)} (${errorKinds.length} kinds: ${errorKinds.slice(0, 3).join(' | ')}); ` +
+      `allow-1s: ${allowHoles.ran.length} ticks ran, ${allowHoles.explained.length} coalesced, ` +
+      `${allowSilent.length} decided by a reply lost to the timeout, ${allowLost.length} lost; ` +
+      `forbid-1s ticks decided by a lost reply ${forbidSilent.length}; ` +
+      `first allow-1s start ${resumed.t - to} ms after the outage ended; ` +
+      `handlers aborted with lease-lost ${abortedByLease.length}, runs recovered (run:retry) ${recoveredRuns.length}; ` +
+      `max concurrent forbid ${forbid.maxConcurrent} catchup ${catchup.maxConcurrent}; catchup ticks ${order.order.length} ` +
+      `(${order.outOfOrder.length} out of order, ${order.gaps.length} gaps, ${catchupAfter.length} started after the outage); ` +
+      `handler starts after stop() ${startsAfterStop(h.lines).length}; ` +
+      `handlers re-run after their success could not be recorded ${SHARED.reduce((n, job) => n + reexecutions(h.lines, job).length, 0)}`;
+    console.log(summary);
+
+    assertProcessesHealthy(h);
+    for (const job of SHARED) assertNoDuplicates(h, job);
+    if (outage.expectErrors) {
+      for (const proc of h.procs) {
+        expect(errors[`${proc.instance}/${proc.pid}`] ?? 0, `${label}: ${proc.instance} reported no error during the outage`).toBeGreaterThan(0);
+      }
+    }
+    expect(
+      allowLost.map(iso),
+      `${label}: allow-1s ticks neither run nor coalesced (SPEC §6.5):\n${show(h.lines.filter((l) => l.job === 'allow-1s' && ['start', 'tick:missed'].includes(l.ev)))}`,
+    ).toEqual([]);
+    // After the outage every tick runs again.
+    expect([...afterHoles.explained.map((x) => x.tick), ...afterHoles.unexplained].map(iso), `${label}: allow-1s not back to every tick`).toEqual([]);
+    expect(forbidLost.map(iso), `${label}: forbid-1s ticks unaccounted for`).toEqual([]);
+    expect(forbid.pairs.map(([x, y]) => `${x.runId}@${x.instance} & ${y.runId}@${y.instance}`), `${label}: forbid-1s overlap\n${showExec(forbidExecs)}`).toEqual([]);
+    expect(catchup.pairs.map(([x, y]) => `${x.runId}@${x.instance} & ${y.runId}@${y.instance}`), `${label}: catchup-1s overlap\n${showExec(catchupExecs)}`).toEqual([]);
+    expect(order.outOfOrder.map(iso), `${label}: catchup-1s out of order`).toEqual([]);
+    expect(order.gaps.map(iso), `${label}: catchup-1s ticks lost`).toEqual([]);
+    // CatchUp keeps working its backlog off after the outage (1.2 s handler per 1 s tick: it never catches up).
+    expect(catchupAfter.length, `${label}: catchup-1s did not resume`).toBeGreaterThanOrEqual(3);
+    passed = true;
+    return summary;
+  } finally {
+    await h.killAll();
+    if (!passed || process.env.TW_MP_KEEP_LOGS !== undefined) console.log(`[${label}] merged log: ${h.save(label)}`);
+  }
+}
