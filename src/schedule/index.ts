@@ -1,0 +1,71 @@
+/**
+ * Schedules: pure time maths from a schedule spec to its ticks. No clock reads, no
+ * timers; every query takes its reference instant (epoch milliseconds).
+ */
+import { ValidationError } from '../errors.js';
+import type { ScheduleSpec } from '../store.js';
+import { parseCron } from './cron.js';
+import { CronSchedule } from './cron-schedule.js';
+import { IntervalSchedule } from './interval.js';
+import { OneOffSchedule } from './one-off.js';
+import type { Schedule } from './types.js';
+import { ZoneCache } from './zone.js';
+
+export type { Schedule } from './types.js';
+export type { ScheduleSpec } from '../store.js';
+export { cronProblem } from './cron.js';
+export { isValidTimeZone } from './zone.js';
+
+// Shared across schedules: a zone's transitions are tzdata facts, found once (see zone.ts).
+const zones = new ZoneCache();
+
+/**
+ * Compiles a spec into its tick set. `timezone` (IANA) applies to cron expressions;
+ * `defaultAnchor` is the anchor of an `every` spec that has none (the job's creation
+ * time). Throws `ValidationError` on an invalid expression, time zone or interval.
+ *
+ * @example
+ * const schedule = compileSchedule({ kind: 'cron', expression: '30 2 * * *' }, 'America/New_York', 0);
+ * schedule.next(Date.parse('2026-03-08T05:00:00Z')); // 2026-03-08T07:30:00Z: 02:30 does not exist, 03:30 EDT
+ */
+export function compileSchedule(spec: ScheduleSpec, timezone: string, defaultAnchor: number): Schedule {
+  switch (spec.kind) {
+    case 'cron': {
+      const zone = zones.get(timezone);
+      if (zone === undefined) {
+        throw new ValidationError('invalid schedule', [
+          { path: 'timezone', message: 'unknown IANA time zone', value: timezone },
+        ]);
+      }
+      const parsed = parseCron(spec.expression);
+      if ('problem' in parsed) {
+        throw new ValidationError('invalid schedule', [
+          { path: 'schedule', message: `bad cron expression: ${parsed.problem}`, value: spec.expression },
+        ]);
+      }
+      return new CronSchedule(parsed.cron, zone);
+    }
+    case 'every': {
+      const anchor = spec.anchor ?? defaultAnchor;
+      if (!(Number.isFinite(spec.everyMs) && spec.everyMs > 0)) {
+        throw new ValidationError('invalid schedule', [
+          { path: 'schedule.every', message: 'must be a positive duration', value: spec.everyMs },
+        ]);
+      }
+      if (!Number.isFinite(anchor)) {
+        throw new ValidationError('invalid schedule', [
+          { path: 'schedule.anchor', message: 'must be a finite instant', value: anchor },
+        ]);
+      }
+      return new IntervalSchedule(spec.everyMs, anchor);
+    }
+    case 'at': {
+      if (!Number.isFinite(spec.at)) {
+        throw new ValidationError('invalid schedule', [
+          { path: 'schedule.at', message: 'must be a finite instant', value: spec.at },
+        ]);
+      }
+      return new OneOffSchedule(spec.at);
+    }
+  }
+}
