@@ -10,7 +10,6 @@
  */
 import { CronExpressionParser } from 'cron-parser';
 import { CronCalendar, type CronFields } from './calendar.js';
-import { isValidTimeZone } from './zone.js';
 
 const MACROS: Readonly<Record<string, string>> = {
   '@yearly': '0 0 1 1 *',
@@ -116,13 +115,6 @@ export function parseCron(expression: string): { readonly cron: ParsedCron } | {
  * Validates a cron expression (and, when given, a time zone); undefined when both are
  * fine, else a human message such as "minute field: 61 is out of range 0-59".
  */
-export function cronProblem(expression: string, timezone?: string): string | undefined {
-  const result = parseCron(expression);
-  if ('problem' in result) return result.problem;
-  if (timezone !== undefined && !isValidTimeZone(timezone)) return `unknown time zone ${JSON.stringify(timezone)}`;
-  return undefined;
-}
-
 function isWildcard(field: string): boolean {
   return field === '*' || field === '?';
 }

@@ -13,11 +13,39 @@ import { ZoneCache } from './zone.js';
 
 export type { Schedule } from './types.js';
 export type { ScheduleSpec } from '../store.js';
-export { cronProblem } from './cron.js';
-export { isValidTimeZone } from './zone.js';
 
-// Shared across schedules: a zone's transitions are tzdata facts, found once (see zone.ts).
+// Shared across schedules, because both are pure functions of their key: a zone's transitions
+// are tzdata facts, found once (see zone.ts), and a parsed expression depends only on its text.
+// Registering 100,000 jobs validates and compiles each expression once, not twice per job.
 const zones = new ZoneCache();
+const MAX_EXPRESSIONS_KEPT = 10_000;
+const expressions = new Map<string, ReturnType<typeof parseCron>>();
+
+function parse(expression: string): ReturnType<typeof parseCron> {
+  let parsed = expressions.get(expression);
+  if (parsed === undefined) {
+    parsed = parseCron(expression);
+    if (expressions.size >= MAX_EXPRESSIONS_KEPT) expressions.clear();
+    expressions.set(expression, parsed);
+  }
+  return parsed;
+}
+
+/** True when the time zone is known (IANA names, `UTC`, `Etc/GMT+5`, ...). */
+export function isValidTimeZone(tz: string): boolean {
+  return typeof tz === 'string' && zones.get(tz) !== undefined;
+}
+
+/**
+ * Validates a cron expression (and, when given, a time zone): undefined when valid,
+ * otherwise a human message naming the field, e.g. "minute field: 61 is out of range 0-59".
+ */
+export function cronProblem(expression: string, timezone?: string): string | undefined {
+  const parsed = parse(expression);
+  if ('problem' in parsed) return parsed.problem;
+  if (timezone !== undefined && !isValidTimeZone(timezone)) return `unknown time zone ${JSON.stringify(timezone)}`;
+  return undefined;
+}
 
 /**
  * Compiles a spec into its tick set. `timezone` (IANA) applies to cron expressions;
@@ -37,7 +65,7 @@ export function compileSchedule(spec: ScheduleSpec, timezone: string, defaultAnc
           { path: 'timezone', message: 'unknown IANA time zone', value: timezone },
         ]);
       }
-      const parsed = parseCron(spec.expression);
+      const parsed = parse(spec.expression);
       if ('problem' in parsed) {
         throw new ValidationError('invalid schedule', [
           { path: 'schedule', message: `bad cron expression: ${parsed.problem}`, value: spec.expression },

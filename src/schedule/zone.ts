@@ -178,7 +178,7 @@ export class ZoneCache {
   get(name: string): Zone | undefined {
     let zone = this.#zones.get(name);
     if (zone === undefined) {
-      if (!isValidTimeZone(name)) return undefined;
+      if (!intlKnowsZone(name)) return undefined;
       if (this.#zones.size >= MAX_ZONES_KEPT) this.#zones.clear();
       zone = new Zone(name);
       this.#zones.set(name, zone);
@@ -187,8 +187,8 @@ export class ZoneCache {
   }
 }
 
-/** True when `Intl` knows the zone (IANA names, `UTC`, `Etc/GMT+5`, ...). */
-export function isValidTimeZone(tz: string): boolean {
+/** True when `Intl` knows the zone (IANA names, `UTC`, `Etc/GMT+5`, ...). Costly: ask a `ZoneCache`. */
+function intlKnowsZone(tz: string): boolean {
   if (typeof tz !== 'string' || tz.trim() === '' || tz !== tz.trim()) return false;
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: tz });
