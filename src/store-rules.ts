@@ -4,7 +4,7 @@
  * history pruning deletes. Stores that decide these in SQL or Lua mirror them; the
  * conformance suite checks they agree.
  */
-import { ACTIVE_STATUSES, type RunRecord, type RunStatus } from './store.js';
+import { ACTIVE_STATUSES, type JobSpec, type RunRecord, type RunStatus, type ScheduleSpec } from './store.js';
 
 export function isActive(status: RunStatus): boolean {
   return ACTIVE_STATUSES.includes(status);
@@ -49,4 +49,28 @@ export function pruneHistory(
   const succeeded = byRecency.filter((run) => run.status === 'succeeded');
   const failed = byRecency.filter((run) => run.status !== 'succeeded');
   return [...succeeded.slice(limits.succeeded), ...failed.slice(limits.failed)];
+}
+
+/** True when two specs define the same job (what `upsertJob` would write is already stored). */
+export function sameSpec(a: JobSpec, b: JobSpec): boolean {
+  return (
+    a.name === b.name &&
+    a.timezone === b.timezone &&
+    a.concurrencyPolicy === b.concurrencyPolicy &&
+    a.startingDeadlineMs === b.startingDeadlineMs &&
+    a.history.succeeded === b.history.succeeded &&
+    a.history.failed === b.history.failed &&
+    sameSchedule(a.schedule, b.schedule)
+  );
+}
+
+function sameSchedule(a: ScheduleSpec, b: ScheduleSpec): boolean {
+  switch (a.kind) {
+    case 'cron':
+      return b.kind === 'cron' && a.expression === b.expression;
+    case 'every':
+      return b.kind === 'every' && a.everyMs === b.everyMs && a.anchor === b.anchor;
+    case 'at':
+      return b.kind === 'at' && a.at === b.at;
+  }
 }

@@ -37,3 +37,24 @@ it('with 100,000 registered jobs and none due, holds a constant number of timers
   expect(clock.pendingTimers).toBeLessThanOrEqual(3);
   await scheduler.stop();
 }, 60_000);
+
+it('restarting with unchanged registrations reads the jobs once and writes only what changed', async () => {
+  const { store, calls } = countingStore();
+  const first = harness({ store: store as MemoryStore });
+  const define = (scheduler: typeof first.scheduler, changed: boolean) => {
+    for (let i = 0; i < 500; i += 1) {
+      scheduler.register({ name: `job-${i}`, schedule: changed && i === 7 ? '*/5 * * * *' : '0 3 * * *', handler: () => {} });
+    }
+  };
+  define(first.scheduler, false);
+  await first.scheduler.start();
+  await first.scheduler.stop();
+  expect(calls.get('upsertJob')).toBe(500);
+  calls.clear();
+  const second = harness({ store: store as MemoryStore, clock: first.clock });
+  define(second.scheduler, true);
+  await second.scheduler.start();
+  expect(calls.get('upsertJob')).toBe(1);
+  expect((await second.scheduler.getJob('job-7'))?.schedule).toBe('*/5 * * * *');
+  await second.scheduler.stop();
+});
