@@ -23,6 +23,8 @@ interface Attempt {
   readonly run: RunRecord;
   readonly job: NormalizedJob;
   readonly controller: AbortController;
+  /** The lease as far as this instance knows it holds it: set by the claim, extended by each renewal. */
+  leaseUntil: number;
 }
 
 /** How an attempt's handler ended, as seen by the executor. */
@@ -95,7 +97,8 @@ export class Executor {
         const now = clock.now();
         const { run } = attempt;
         const renewed = await io('renewLease', () => store.renewLease({ runId: run.id, owner: instanceId, fence: run.fence, now, leaseUntil: now + leaseMs }));
-        if (renewed !== undefined && !renewed.ok) this.#abort(attempt, renewed.status === 'cancelled' ? 'replaced' : 'lease-lost');
+        if (renewed?.ok === true) attempt.leaseUntil = now + leaseMs;
+        else if (renewed !== undefined) this.#abort(attempt, renewed.status === 'cancelled' ? 'replaced' : 'lease-lost');
       }),
     );
     this.poke(); // notifications are hints; look for work anyway
@@ -167,7 +170,7 @@ export class Executor {
   }
 
   #begin(run: RunRecord, job: NormalizedJob): void {
-    const attempt: Attempt = { run, job, controller: new AbortController() };
+    const attempt: Attempt = { run, job, controller: new AbortController(), leaseUntil: run.leaseUntil ?? 0 };
     this.#attempts.set(run.id, attempt);
     void this.#queue.add(() => this.#execute(attempt)).catch((error: unknown) => {
       safeEmit(this.#rt.events, 'error', error instanceof Error ? error : new Error(String(error)));
@@ -280,9 +283,14 @@ export class Executor {
     const { clock, io, store, instanceId, events, leaseMs } = this.#rt;
     const write = () => io('finishAttempt', () => store.finishAttempt({ runId: run.id, owner: instanceId, fence: run.fence, now: clock.now(), outcome }));
     let result = await write();
-    // The store is unreachable (reported). The heartbeat keeps the lease while the attempt is tracked, so keep
-    // trying: giving up would let another instance recover the run and run a handler that already finished.
-    for (let delay = 100; result === undefined && !controller.signal.aborted; delay = Math.min(delay * 2, leaseMs / 3)) {
+    // The store is unreachable (reported). Keep trying while this instance may still hold the lease (the
+    // heartbeat renews it while the attempt is tracked): giving up early would let another instance recover
+    // the run and run a handler that already finished. Once the lease is gone, that is what must happen.
+    for (
+      let delay = 100;
+      result === undefined && !controller.signal.aborted && clock.now() < attempt.leaseUntil;
+      delay = Math.min(delay * 2, leaseMs / 3)
+    ) {
       await clock.sleep(delay);
       result = await write();
     }

@@ -210,3 +210,20 @@ describe('stopping and writing outcomes under a slow or failing store', () => {
     await scheduler.stop();
   });
 });
+
+it('stop() does not hang on an outcome it cannot write: it gives up once the lease is over', async () => {
+  const flaky = flakyStore();
+  const { clock, scheduler } = harness({ store: flaky.store as MemoryStore, leaseMs: 9_000 });
+  scheduler.register({ name: 'w', schedule: { at: '2026-01-01T00:00:01Z' }, handler: () => clock.sleep('2s') });
+  await scheduler.start();
+  await clock.advance('1s');
+  expect(scheduler.runningRuns).toEqual(['w.1767225601']);
+  flaky.setDown(true); // for good: the handler's success can never be written
+  let stopped = false;
+  const stopping = scheduler.stop().then(() => void (stopped = true));
+  await clock.advance('5s');
+  expect(stopped).toBe(false); // still within the lease: still trying
+  await clock.advance('10s');
+  await stopping;
+  expect(stopped).toBe(true);
+});
