@@ -6,7 +6,7 @@
  */
 import type { EventEmitter } from 'eventemitter3';
 import type { Clock } from './clock.js';
-import { StoreError } from './errors.js';
+import { StoreError, TickworkError } from './errors.js';
 import { safeEmit, type SchedulerEvents } from './events.js';
 import { compileSchedule, type Schedule } from './schedule/index.js';
 import type { JobRecord, Store } from './store.js';
@@ -21,21 +21,31 @@ export interface Runtime {
   readonly leaseMs: number;
   readonly events: EventEmitter<SchedulerEvents>;
   readonly schedules: ScheduleCache;
-  /** Runs a store operation; resolves `undefined` (after reporting the error) when it fails. */
+  /** Runs a store operation for a caller who wants its failure: rejects with a `StoreError`. */
+  call<T>(operation: string, work: () => Promise<T>): Promise<T>;
+  /** Runs a store operation in the background: resolves `undefined` (after reporting the error) when it fails. */
   io<T>(operation: string, work: () => Promise<T>): Promise<T | undefined>;
 }
 
-export function createRuntime(fields: Omit<Runtime, 'io' | 'schedules'>): Runtime {
+export function createRuntime(fields: Omit<Runtime, 'call' | 'io' | 'schedules'>): Runtime {
   const { clock, events } = fields;
+  const call = async <T>(operation: string, work: () => Promise<T>): Promise<T> => {
+    const attempt = (async () => work())();
+    try {
+      return await (clock.track ? clock.track(attempt) : attempt);
+    } catch (cause) {
+      throw cause instanceof TickworkError ? cause : new StoreError(operation, cause);
+    }
+  };
   return {
     ...fields,
     schedules: new ScheduleCache(),
+    call,
     async io<T>(operation: string, work: () => Promise<T>): Promise<T | undefined> {
-      const attempt = (async () => work())();
       try {
-        return await (clock.track ? clock.track(attempt) : attempt);
-      } catch (cause) {
-        safeEmit(events, 'error', cause instanceof StoreError ? cause : new StoreError(operation, cause));
+        return await call(operation, work);
+      } catch (error) {
+        safeEmit(events, 'error', error as Error);
         return undefined;
       }
     },

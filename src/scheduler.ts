@@ -10,7 +10,7 @@ import { hostname } from 'node:os';
 import { EventEmitter } from 'eventemitter3';
 import { MemoryStore } from '../adapters/memory/memory-store.js';
 import { systemClock, type Clock, type TimerHandle } from './clock.js';
-import { JobNotFoundError, StoreError, TickworkError, ValidationError } from './errors.js';
+import { JobNotFoundError, TickworkError, ValidationError } from './errors.js';
 import { safeEmit, type SchedulerEvents } from './events.js';
 import { Executor } from './executor.js';
 import {
@@ -126,7 +126,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   /** Unregisters the job and deletes its state and history from the store. Resolves false if the store did not have it. */
   async remove(name: string): Promise<boolean> {
     this.unregister(name);
-    return this.#call('removeJob', () => this.#rt.store.removeJob(name));
+    return this.#rt.call('removeJob', () => this.#rt.store.removeJob(name));
   }
 
   /** Suspends the job everywhere: no new runs (active runs go on). */
@@ -145,7 +145,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     const parsed = parseInput(triggerOptionsSchema, options, `trigger(${JSON.stringify(name)})`);
     const now = this.#rt.clock.now();
     const key = parsed.idempotencyKey ?? `${now}-${randomUUID().slice(0, 8)}`;
-    const result = await this.#call('createRun', () =>
+    const result = await this.#rt.call('createRun', () =>
       this.#rt.store.createRun({
         run: { id: manualRunId(name, key), jobName: name, scheduledAt: now, trigger: 'manual', ...(parsed.data === undefined ? {} : { data: parsed.data }) },
         now,
@@ -168,18 +168,18 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     const first = firstBackfillTick(this.#rt.schedules.of(record), range.from, range.to);
     if (first === undefined) return;
     const id = `${this.#rt.clock.now()}-${randomUUID().slice(0, 8)}`;
-    const job = await this.#call('addBackfill', () => this.#rt.store.addBackfill({ jobName: name, range: { id, next: first, to: range.to } }));
+    const job = await this.#rt.call('addBackfill', () => this.#rt.store.addBackfill({ jobName: name, range: { id, next: first, to: range.to } }));
     if (job === undefined) throw new JobNotFoundError(name);
   }
 
   async getJob(name: string): Promise<JobInfo | undefined> {
     parseInput(nameSchema, name, 'getJob(name)');
-    const record = await this.#call('getJob', () => this.#rt.store.getJob(name));
+    const record = await this.#rt.call('getJob', () => this.#rt.store.getJob(name));
     return record === undefined ? undefined : this.#jobInfo(record);
   }
 
   async listJobs(): Promise<JobInfo[]> {
-    const records = await this.#call('listJobs', () => this.#rt.store.listJobs());
+    const records = await this.#rt.call('listJobs', () => this.#rt.store.listJobs());
     return Promise.all(records.map((record) => this.#jobInfo(record)));
   }
 
@@ -188,7 +188,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     parseInput(nameSchema, name, 'listRuns(name)');
     const parsed = parseInput(listRunsOptionsSchema, options, `listRuns(${JSON.stringify(name)})`);
     const statuses = parsed.status === undefined ? undefined : Array.isArray(parsed.status) ? parsed.status : [parsed.status];
-    const runs = await this.#call('listRuns', () =>
+    const runs = await this.#rt.call('listRuns', () =>
       this.#rt.store.listRuns({ jobName: name, limit: parsed.limit, ...(statuses === undefined ? {} : { statuses }) }),
     );
     return runs.map(toRunInfo);
@@ -312,30 +312,19 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
 
   async #setSuspended(method: string, name: string, suspended: boolean): Promise<void> {
     parseInput(nameSchema, name, `${method}(name)`);
-    const job = await this.#call('setSuspended', () => this.#rt.store.setSuspended(name, suspended));
+    const job = await this.#rt.call('setSuspended', () => this.#rt.store.setSuspended(name, suspended));
     if (job === undefined) throw new JobNotFoundError(name);
   }
 
   async #requireJob(name: string): Promise<JobRecord> {
-    const record = await this.#call('getJob', () => this.#rt.store.getJob(name));
+    const record = await this.#rt.call('getJob', () => this.#rt.store.getJob(name));
     if (record === undefined) throw new JobNotFoundError(name);
     return record;
   }
 
   async #jobInfo(record: JobRecord): Promise<JobInfo> {
-    const active = await this.#call('listRuns', () => this.#rt.store.listRuns({ jobName: record.name, statuses: ACTIVE_STATUSES }));
+    const active = await this.#rt.call('listRuns', () => this.#rt.store.listRuns({ jobName: record.name, statuses: ACTIVE_STATUSES }));
     return toJobInfo(record, active, this.#rt.schedules.of(record).next(record.cursor));
-  }
-
-  /** A store call made on the caller's behalf: its failure rejects to the caller as a `StoreError`. */
-  async #call<T>(operation: string, work: () => Promise<T>): Promise<T> {
-    const { clock } = this.#rt;
-    const attempt = (async () => work())();
-    try {
-      return await (clock.track ? clock.track(attempt) : attempt);
-    } catch (cause) {
-      throw cause instanceof TickworkError ? cause : new StoreError(operation, cause);
-    }
   }
 }
 
