@@ -9,9 +9,6 @@ export type TickworkErrorCode =
   | 'JOB_NOT_FOUND'
   | 'NOT_RUNNING'
   | 'RUN_ABORTED'
-  | 'ATTEMPT_TIMEOUT'
-  | 'RUN_TIMEOUT'
-  | 'LEASE_EXPIRED'
   | 'STORE'
   | 'LISTENER';
 
