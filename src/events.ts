@@ -55,16 +55,24 @@ export interface SchedulerEvents {
   error: (error: Error) => void;
 }
 
-/** Emits `event`; a throwing listener is reported on `error` and the emitter carries on. */
+type Payload<Name extends keyof SchedulerEvents> = Parameters<SchedulerEvents[Name]>[0];
+
+/**
+ * Emits `event`; a throwing listener is reported on `error` and the emitter carries on.
+ * The payload may be given as a function, built only when someone listens: the hot
+ * path of a run emits several events that most apps never subscribe to.
+ */
 export function safeEmit<Name extends keyof SchedulerEvents>(
   emitter: EventEmitter<SchedulerEvents>,
   event: Name,
-  ...args: Parameters<SchedulerEvents[Name]>
+  payload: Payload<Name> | (() => Payload<Name>),
 ): void {
-  const listeners = emitter.listeners(event) as ((...a: Parameters<SchedulerEvents[Name]>) => void)[];
+  const listeners = emitter.listeners(event) as ((payload: Payload<Name>) => void)[];
+  if (listeners.length === 0) return;
+  const value = typeof payload === 'function' ? (payload as () => Payload<Name>)() : payload;
   for (const listener of listeners) {
     try {
-      listener.apply(emitter, args);
+      listener.call(emitter, value);
     } catch (cause) {
       if (event === 'error') continue; // an error listener that throws has nowhere left to report to
       safeEmit(emitter, 'error', new TickworkError('LISTENER', `a "${event}" listener threw: ${messageOf(cause)}`, { cause }));

@@ -38,6 +38,8 @@ export class Executor {
   readonly #attempts = new Map<string, Attempt>();
   /** Claims under way: they hold a slot until they resolve. */
   #claiming = 0;
+  /** A ready run was left unclaimed for want of a slot: the next freed slot looks for it. */
+  #backlog = false;
   #accepting = false;
   #filling: Promise<void> | undefined;
   #fillAgain = false;
@@ -111,7 +113,8 @@ export class Executor {
     } else if (notification.type === 'run-ready' && this.#jobNames.has(notification.jobName)) {
       // The notification names the run: claim it straight away rather than searching for it.
       if (notification.readyAt > this.#rt.clock.now()) this.#wakeAt(notification.readyAt);
-      else if (this.#accepting && this.#freeSlots() > 0) void this.#claim(notification.runId, notification.jobName);
+      else if (this.#freeSlots() <= 0) this.#backlog = true;
+      else if (this.#accepting) void this.#claim(notification.runId, notification.jobName);
     }
   }
 
@@ -167,6 +170,7 @@ export class Executor {
       }
       if (found.runs.length < limit || claimed === 0) return;
     }
+    if (this.#freeSlots() <= 0) this.#backlog = true;
   }
 
   #begin(run: RunRecord, job: NormalizedJob): void {
@@ -190,12 +194,16 @@ export class Executor {
         await this.#finish(attempt, { status: 'failed', error: timeoutError(job) });
         return;
       }
-      safeEmit(this.#rt.events, 'run:started', { run: toRunInfo(run) });
+      safeEmit(this.#rt.events, 'run:started', () => ({ run: toRunInfo(run) }));
       const ending = await this.#runHandler(attempt);
       await this.#conclude(attempt, ending);
     } finally {
       this.#attempts.delete(run.id);
-      this.poke();
+      // Runs are claimed as their notifications arrive; a freed slot searches only if one was turned away.
+      if (this.#backlog) {
+        this.#backlog = false;
+        this.poke();
+      }
     }
   }
 
@@ -295,15 +303,15 @@ export class Executor {
       result = await write();
     }
     if (result === undefined || !result.ok) return; // fenced out or lease lost: whoever holds the run now records it
-    const info = toRunInfo(result.run);
+    const finished = result.run;
     switch (outcome.status) {
       case 'succeeded':
-        return safeEmit(events, 'run:succeeded', { run: info });
+        return safeEmit(events, 'run:succeeded', () => ({ run: toRunInfo(finished) }));
       case 'failed':
-        return safeEmit(events, 'run:failed', { run: info, error: outcome.error });
+        return safeEmit(events, 'run:failed', () => ({ run: toRunInfo(finished), error: outcome.error }));
       case 'retry':
         this.#wakeAt(outcome.readyAt);
-        return safeEmit(events, 'run:retry', { run: info, error: outcome.error, retryAt: new Date(outcome.readyAt) });
+        return safeEmit(events, 'run:retry', () => ({ run: toRunInfo(finished), error: outcome.error, retryAt: new Date(outcome.readyAt) }));
       case 'released':
         return;
     }

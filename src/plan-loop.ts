@@ -81,7 +81,8 @@ export class PlanLoop {
     }
     const recovered = await io('recoverExpiredRuns', () => store.recoverExpiredRuns({ now, limit: 1_000 }));
     for (const run of recovered ?? []) {
-      if (run.error !== undefined) safeEmit(this.#rt.events, 'run:retry', { run: toRunInfo(run), error: run.error, retryAt: new Date(run.readyAt) });
+      const error = run.error ?? { name: 'LeaseExpiredError', message: 'lease expired' };
+      safeEmit(this.#rt.events, 'run:retry', () => ({ run: toRunInfo(run), error, retryAt: new Date(run.readyAt) }));
     }
     // Notifications are hints: re-plan the jobs that wait for a run to finish, in case it was lost.
     for (const name of this.#blocked) {
@@ -186,13 +187,13 @@ export class PlanLoop {
       return false;
     }
     if (missed !== undefined) {
-      safeEmit(events, 'tick:missed', { jobName: name, from: new Date(missed.from), to: new Date(missed.to), reason: missed.reason });
+      safeEmit(events, 'tick:missed', () => ({ jobName: name, from: new Date(missed.from), to: new Date(missed.to), reason: missed.reason }));
     }
     if (result.outcome === 'skipped') {
-      safeEmit(events, 'tick:skipped', { jobName: name, scheduledAt: new Date(result.job.cursor), reason: 'forbid', active: result.active });
+      safeEmit(events, 'tick:skipped', () => ({ jobName: name, scheduledAt: new Date(result.job.cursor), reason: 'forbid', active: result.active }));
     } else if (result.outcome === 'created') {
-      for (const run of result.cancelled) safeEmit(events, 'run:cancelled', { run: toRunInfo(run), reason: 'replaced' });
-      safeEmit(events, 'run:created', { run: toRunInfo(result.run) });
+      for (const run of result.cancelled) safeEmit(events, 'run:cancelled', () => ({ run: toRunInfo(run), reason: 'replaced' }));
+      safeEmit(events, 'run:created', () => ({ run: toRunInfo(result.run) }));
     }
     return true;
   }
@@ -216,7 +217,7 @@ export class PlanLoop {
     );
     if (result === undefined || result.job === undefined) return false;
     job.record = result.job;
-    if (result.outcome === 'created') safeEmit(this.#rt.events, 'run:created', { run: toRunInfo(result.run) });
+    if (result.outcome === 'created') safeEmit(this.#rt.events, 'run:created', () => ({ run: toRunInfo(result.run) }));
     if (result.outcome === 'blocked') this.#blocked.add(name);
     return result.outcome !== 'blocked';
   }

@@ -55,8 +55,18 @@ export function createRuntime(fields: Omit<Runtime, 'call' | 'io' | 'schedules'>
 /** Compiled schedules, keyed by what defines them; a job's schedule is compiled once per definition. */
 export class ScheduleCache {
   readonly #compiled = new Map<string, Schedule>();
+  /** Records of one job share their `schedule` object until the spec changes: a look-up without building a key. */
+  readonly #bySpec = new WeakMap<object, { readonly timezone: string; readonly createdAt: number; readonly schedule: Schedule }>();
 
   of(job: Pick<JobRecord, 'schedule' | 'timezone' | 'createdAt'>): Schedule {
+    const known = this.#bySpec.get(job.schedule);
+    if (known !== undefined && known.timezone === job.timezone && known.createdAt === job.createdAt) return known.schedule;
+    const schedule = this.#compile(job);
+    this.#bySpec.set(job.schedule, { timezone: job.timezone, createdAt: job.createdAt, schedule });
+    return schedule;
+  }
+
+  #compile(job: Pick<JobRecord, 'schedule' | 'timezone' | 'createdAt'>): Schedule {
     const anchor = defaultAnchor(job.createdAt);
     // Only an unanchored `every` depends on the job's creation; other schedules are shared between jobs.
     const unanchored = job.schedule.kind === 'every' && job.schedule.anchor === undefined;
