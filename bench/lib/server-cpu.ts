@@ -1,0 +1,50 @@
+/** CPU used by the store servers: Redis via `INFO cpu`, Postgres via /proc/<pid>/stat of its processes. */
+import { readdirSync, readFileSync } from 'node:fs';
+import { Redis } from 'ioredis';
+import { REDIS_URL } from './sysinfo.js';
+
+export async function redisCpuMs(): Promise<number> {
+  const client = new Redis(REDIS_URL);
+  try {
+    const info = await client.info('cpu');
+    const sys = Number(/used_cpu_sys:([\d.]+)/.exec(info)?.[1] ?? NaN);
+    const user = Number(/used_cpu_user:([\d.]+)/.exec(info)?.[1] ?? NaN);
+    return (sys + user) * 1000;
+  } finally {
+    client.disconnect();
+  }
+}
+
+const TICK_MS = 10; // USER_HZ is 100 on Linux
+
+/**
+ * Sum of utime+stime of every process whose command is postgres (the server and its
+ * backends). Backends that exit during the window take their CPU with them, so this is
+ * a lower bound; NaN when /proc is not readable.
+ */
+export function postgresCpuMs(): number {
+  let total = 0;
+  let found = 0;
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return NaN;
+  }
+  for (const pid of entries) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const close = stat.lastIndexOf(')');
+      const comm = stat.slice(stat.indexOf('(') + 1, close);
+      if (!comm.startsWith('postgres') && !comm.startsWith('postmaster')) continue;
+      const fields = stat.slice(close + 2).split(' ');
+      // fields[0] is state (field 3); utime is field 14, stime field 15 → indexes 11, 12
+      total += (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+      found += 1;
+    } catch {
+      /* the process exited */
+    }
+  }
+  return found === 0 ? NaN : total;
+}

@@ -1,0 +1,227 @@
+/**
+ * `npm run bench [-- --only a,b] [-- --quick]`: runs every scenario (each library in its own
+ * child process), then writes bench/results.json, bench/RESULTS.md and bench/lag.svg.
+ * `--only` re-runs some scenarios and merges them into the previous results.json; `--render` only
+ * re-renders RESULTS.md and lag.svg from results.json.
+ * Scenarios: fire-lag, fire-lag-stores, throughput, idle, skip, catch-up, cron-maths, registration.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { Redis } from 'ioredis';
+import { runScenario, ROOT } from './lib/child.js';
+import { renderMarkdown, renderSvg, type Results } from './lib/report.js';
+import { DATABASE_URL, REDIS_URL, systemInfo } from './lib/sysinfo.js';
+import { summarize } from './lib/stats.js';
+
+const argv = process.argv.slice(2);
+const quick = argv.includes('--quick');
+const onlyIndex = argv.indexOf('--only');
+const only = onlyIndex >= 0 ? new Set((argv[onlyIndex + 1] ?? '').split(',')) : undefined;
+const RESULTS_JSON = `${ROOT}bench/results.json`;
+
+const D = quick
+  ? { lagSeconds: 4, storeLagSeconds: 4, tpSeconds: 4, idleSeconds: 4, idleJobs: 100_000, catchUpTicks: 20_000, cronCount: 20_000, cronReps: 1, pgbossLag: false }
+  : { lagSeconds: 20, storeLagSeconds: 20, tpSeconds: 20, idleSeconds: 20, idleJobs: 100_000, catchUpTicks: 100_000, cronCount: 100_000, cronReps: 2, pgbossLag: true };
+
+const scenario = (name: string) => `bench/scenarios/${name}.ts`;
+const uid = () => randomBytes(4).toString('hex');
+function log(message: string): void {
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+}
+
+async function cleanRedis(prefix: string): Promise<void> {
+  const client = new Redis(REDIS_URL);
+  try {
+    for (const pattern of [`{${prefix}}*`, `${prefix}:*`]) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+        cursor = next;
+        if (keys.length > 0) await client.del(...keys);
+      } while (cursor !== '0');
+    }
+  } finally {
+    client.disconnect();
+  }
+}
+
+async function dropSchema(schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: DATABASE_URL });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  } finally {
+    await client.end();
+  }
+}
+
+interface LagChild {
+  lib: string;
+  store: string;
+  lags: number[];
+  keys: string[];
+  duplicates: number;
+  cpuMs: number;
+  firesDuringCpuWindow: number;
+  jobs: number;
+  periodMs: number;
+  windowStart: number;
+  windowEnd: number;
+}
+
+/** Merges the reports of the processes of one lag measurement. */
+function mergeLag(children: LagChild[], processes: number) {
+  const first = children[0] as LagChild;
+  const counts = new Map<string, number>();
+  for (const child of children) for (const key of child.keys) counts.set(key, (counts.get(key) ?? 0) + 1);
+  let duplicates = children.reduce((acc, c) => acc + c.duplicates, 0);
+  for (const n of counts.values()) duplicates += n - 1;
+  const expected = first.jobs * Math.round((first.windowEnd - first.windowStart) / first.periodMs);
+  const lags = children.flatMap((c) => c.lags);
+  const fires = children.reduce((acc, c) => acc + c.firesDuringCpuWindow, 0);
+  const cpu = children.reduce((acc, c) => acc + c.cpuMs, 0);
+  const summary = summarize(lags);
+  const sorted = [...lags].sort((a, b) => a - b);
+  const quantiles = Array.from({ length: 201 }, (_, i) => sorted[Math.min(sorted.length - 1, Math.floor((i / 200) * (sorted.length - 1)))] ?? NaN);
+  return {
+    lib: first.lib,
+    store: first.store,
+    processes,
+    jobs: first.jobs,
+    periodMs: first.periodMs,
+    expected,
+    fired: counts.size,
+    missed: expected - counts.size,
+    duplicates,
+    ...summary,
+    cpuMsPer1000: fires === 0 ? NaN : (cpu / fires) * 1000,
+    quantiles,
+  };
+}
+
+async function lagRun(lib: string, store: string, processes: number, seconds: number, ns: string, extra: string[] = []) {
+  const periodMs = lib === 'pgboss' ? 60_000 : 1000;
+  const lead = processes > 1 ? 9000 : 2500;
+  const windowStart = Math.ceil((Date.now() + lead) / periodMs) * periodMs;
+  const grace = lib === 'pgboss' ? 2000 : 3000; // pg-boss: the window is the whole minute after its one tick
+  const children = await Promise.all(
+    Array.from({ length: processes }, (_, role) =>
+      runScenario<LagChild>(scenario('fire-lag'), {
+        args: ['--lib', lib, '--store', store, '--ns', ns, '--seconds', String(seconds), '--window-start', String(windowStart), '--role', String(role), '--grace', String(grace), ...extra],
+        timeoutMs: windowStart - Date.now() + seconds * 1000 + grace + 60_000,
+      }),
+    ),
+  );
+  return mergeLag(children.map((r) => r[0] as LagChild), processes);
+}
+
+const scenarios: Record<string, (results: Results) => Promise<void>> = {
+  async 'fire-lag'(results) {
+    results['fire-lag'] = [];
+    for (const lib of ['tickwork', 'croner', 'node-cron', 'settimeout']) {
+      log(`fire-lag ${lib}`);
+      results['fire-lag'].push(await lagRun(lib, 'memory', 1, D.lagSeconds, 'mem'));
+    }
+  },
+  async 'fire-lag-stores'(results) {
+    results['fire-lag-stores'] = [];
+    const runs: [string, string][] = [['tickwork', 'redis'], ['bullmq', 'redis'], ['tickwork', 'postgres']];
+    if (D.pgbossLag) runs.push(['pgboss', 'postgres']);
+    for (const [lib, store] of runs) {
+      const ns = store === 'redis' ? `bench-lag-${lib}-${uid()}` : `bench_lag_${lib}_${uid()}`;
+      log(`fire-lag-stores ${lib} ${store} (3 processes)`);
+      try {
+        // pg-boss ticks once a minute: one tick per job in a one-minute window.
+        results['fire-lag-stores'].push(await lagRun(lib, store, 3, lib === 'pgboss' ? 60 : D.storeLagSeconds, ns));
+      } finally {
+        if (store === 'redis') await cleanRedis(ns);
+        else await dropSchema(ns);
+      }
+    }
+  },
+  async throughput(results) {
+    results.throughput = [];
+    const runs: [string, string][] = [['tickwork', 'memory'], ['tickwork', 'redis'], ['bullmq', 'redis'], ['tickwork', 'postgres'], ['pgboss', 'postgres']];
+    for (const [lib, store] of runs) {
+      const ns = store === 'postgres' ? `bench_tp_${lib}_${uid()}` : `bench-tp-${lib}-${uid()}`;
+      log(`throughput ${lib} ${store}`);
+      try {
+        const [r] = await runScenario(scenario('throughput'), { args: ['--lib', lib, '--store', store, '--ns', ns, '--seconds', String(D.tpSeconds)], timeoutMs: D.tpSeconds * 1000 + 60_000 });
+        results.throughput.push(r as Record<string, unknown>);
+      } finally {
+        if (store === 'redis') await cleanRedis(ns);
+        else if (store === 'postgres') await dropSchema(ns);
+      }
+    }
+  },
+  async idle(results) {
+    results.idle = [];
+    for (const lib of ['tickwork', 'croner', 'node-cron']) {
+      log(`idle ${lib}`);
+      try {
+        const [r] = await runScenario(scenario('idle'), { args: ['--lib', lib, '--jobs', String(D.idleJobs), '--seconds', String(D.idleSeconds)], timeoutMs: D.idleSeconds * 1000 + 120_000 });
+        results.idle.push(r as Record<string, unknown>);
+      } catch (error) {
+        const message = String((error as Error).message);
+        results.idle.push({ lib, jobs: D.idleJobs, error: /heap out of memory|Allocation failed/i.test(message) ? 'out of memory (JavaScript heap, default limit)' : message.slice(0, 200) });
+      }
+    }
+  },
+  async skip(results) {
+    log('skip');
+    const [r] = await runScenario(scenario('skip'));
+    results.skip = r as Record<string, unknown>;
+  },
+  async 'catch-up'(results) {
+    log('catch-up');
+    const [r] = await runScenario(scenario('catchup'), { args: ['--ticks', String(D.catchUpTicks)] });
+    results['catch-up'] = r as Record<string, unknown>;
+  },
+  async 'cron-maths'(results) {
+    log('cron-maths');
+    const [r] = await runScenario(scenario('cron-maths'), { args: ['--count', String(D.cronCount), '--reps', String(D.cronReps)], timeoutMs: 400_000 });
+    results['cron-maths'] = r as Record<string, unknown>;
+  },
+  async registration(results) {
+    results.registration = [];
+    for (const lib of ['tickwork', 'croner', 'node-cron']) {
+      log(`registration ${lib}`);
+      const [r] = await runScenario(scenario('registration'), { args: ['--lib', lib, '--jobs', '10000'] });
+      results.registration.push(r as Record<string, unknown>);
+    }
+  },
+};
+
+async function main(): Promise<void> {
+  if (argv.includes('--render')) {
+    // Re-renders RESULTS.md and lag.svg from results.json, without measuring anything.
+    const saved = JSON.parse(readFileSync(RESULTS_JSON, 'utf8')) as Results;
+    writeFileSync(`${ROOT}bench/RESULTS.md`, renderMarkdown(saved));
+    writeFileSync(`${ROOT}bench/lag.svg`, renderSvg(saved));
+    return;
+  }
+  const previous: Results = only !== undefined && existsSync(RESULTS_JSON) ? (JSON.parse(readFileSync(RESULTS_JSON, 'utf8')) as Results) : {};
+  const results: Results = { ...previous, quick, only: only !== undefined || previous.only === true, system: await systemInfo() };
+  const started = Date.now();
+  for (const [name, run] of Object.entries(scenarios)) {
+    if (only !== undefined && !only.has(name)) continue;
+    try {
+      await run(results);
+      (results.measuredAt ??= {})[name] = new Date().toISOString();
+    } catch (error) {
+      log(`${name} FAILED: ${String((error as Error).message).slice(0, 500)}`);
+      (results.failures ??= {})[name] = String((error as Error).message).slice(0, 500);
+    }
+  }
+  results.durationS = (Date.now() - started) / 1000;
+  writeFileSync(RESULTS_JSON, `${JSON.stringify(results, null, 1)}\n`);
+  writeFileSync(`${ROOT}bench/RESULTS.md`, renderMarkdown(results));
+  writeFileSync(`${ROOT}bench/lag.svg`, renderSvg(results));
+  log(`done in ${results.durationS.toFixed(0)} s: bench/RESULTS.md, bench/lag.svg, bench/results.json`);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${String((error as Error)?.stack ?? error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,198 @@
+/**
+ * Fire lag, in process: 100 jobs firing every second, lag = handler start − nominal tick.
+ * `--lib tickwork|croner|node-cron --seconds N --jobs N`. One library per process.
+ * For tickwork `--store memory|redis|postgres --ns <prefix/schema> --window-start <ms>`
+ * (the multi-process store scenarios start three of these with the same window).
+ * Peers on stores: `--lib bullmq` (Redis) and `--lib pgboss` (Postgres, minute ticks).
+ */
+import type { Store } from '../../src/index.js';
+import { arg, cpuMs, FireLog, nextSecond, nowMs, report, sleep } from '../lib/stats.js';
+
+const lib = arg('lib', 'tickwork');
+const storeKind = arg('store', 'memory');
+const ns = arg('ns', 'bench');
+const jobs = Number(arg('jobs', '100'));
+const seconds = Number(arg('seconds', '20'));
+const role = Number(arg('role', '0'));
+const periodMs = lib === 'pgboss' ? 60_000 : 1000;
+const windowStart = Number(arg('window-start', String(nextSecond(1500))));
+const windowEnd = windowStart + seconds * 1000;
+/** How long after the window's last tick we keep listening for late fires. */
+const graceMs = Number(arg('grace', lib === 'pgboss' ? '25000' : '3000'));
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+const log = new FireLog(windowStart, windowEnd);
+let fires = 0;
+function fire(job: string, nominal: number): void {
+  const startedAt = nowMs();
+  fires += 1;
+  log.record(job, nominal, startedAt);
+}
+
+type Stop = () => Promise<void>;
+
+async function startTickwork(): Promise<Stop> {
+  const { Scheduler } = await import('../../src/index.js');
+  let store: (Store & { close?: () => Promise<void> }) | undefined;
+  if (storeKind === 'redis') {
+    const { RedisStore } = await import('../../adapters/redis/index.js');
+    store = new RedisStore({ url: REDIS_URL, prefix: ns });
+  } else if (storeKind === 'postgres') {
+    const { PostgresStore } = await import('../../adapters/postgres/index.js');
+    store = new PostgresStore({ connectionString: DATABASE_URL, schema: ns });
+  }
+  const scheduler = new Scheduler(store === undefined ? {} : { store });
+  scheduler.on('error', (error) => process.stderr.write(`tickwork error: ${error.message}\n`));
+  for (let i = 0; i < jobs; i += 1) {
+    const name = `job-${i}`;
+    scheduler.register({ name, schedule: '* * * * * *', handler: ({ scheduledAt }) => fire(name, scheduledAt.getTime()) });
+  }
+  await scheduler.start();
+  return async () => {
+    await scheduler.stop();
+    await store?.close?.();
+  };
+}
+
+async function startCroner(): Promise<Stop> {
+  const { Cron } = await import('croner');
+  const crons: { stop(): void }[] = [];
+  for (let i = 0; i < jobs; i += 1) {
+    const name = `job-${i}`;
+    // croner passes no nominal time: the tick is the nearest whole second (lag well under 500 ms).
+    crons.push(new Cron('* * * * * *', () => fire(name, Math.round(nowMs() / 1000) * 1000)));
+  }
+  return async () => crons.forEach((c) => c.stop());
+}
+
+async function startNodeCron(): Promise<Stop> {
+  const cron = (await import('node-cron')).default;
+  const tasks: { destroy(): void | Promise<void> }[] = [];
+  for (let i = 0; i < jobs; i += 1) {
+    const name = `job-${i}`;
+    // node-cron's context.date is the matched (nominal) second.
+    tasks.push(cron.schedule('* * * * * *', (ctx) => fire(name, ctx.date.getTime())));
+  }
+  return async () => {
+    for (const t of tasks) await t.destroy();
+  };
+}
+
+/** The floor: a bare Node timer per job aimed at the next whole second, re-armed on every fire. */
+async function startSetTimeout(): Promise<Stop> {
+  let stopped = false;
+  const timers = new Set<NodeJS.Timeout>();
+  // The next tick follows from the previous one, not from Date.now(): Node timers run on the monotonic
+  // clock and may fire a fraction of a millisecond before Date.now() reaches the target.
+  const arm = (name: string, next: number): void => {
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      fire(name, next);
+      if (!stopped) arm(name, next + 1000);
+    }, next - Date.now());
+    timers.add(timer);
+  };
+  const first = Math.floor(Date.now() / 1000) * 1000 + 1000;
+  for (let i = 0; i < jobs; i += 1) arm(`job-${i}`, first);
+  return async () => {
+    stopped = true;
+    for (const timer of timers) clearTimeout(timer);
+  };
+}
+
+async function startBullmq(): Promise<Stop> {
+  const { Queue, Worker } = await import('bullmq');
+  const connection = { url: REDIS_URL };
+  const queueName = 'lag';
+  const queue = new Queue(queueName, { connection, prefix: ns });
+  if (role === 0) {
+    for (let i = 0; i < jobs; i += 1) {
+      await queue.upsertJobScheduler(`job-${i}`, { pattern: '* * * * * *' }, { name: `job-${i}`, opts: { removeOnComplete: 1000, removeOnFail: 1000 } });
+    }
+  }
+  const worker = new Worker(
+    queueName,
+    async (job) => {
+      // The scheduler's nominal time is in the job's options (also its id: repeat:<scheduler>:<millis>).
+      const nominal = (job.opts as { prevMillis?: number }).prevMillis ?? Number(String(job.id).split(':').pop());
+      fire(job.name, nominal);
+    },
+    { connection, prefix: ns, concurrency: jobs },
+  );
+  return async () => {
+    await worker.close();
+    if (role === 0) {
+      for (let i = 0; i < jobs; i += 1) await queue.removeJobScheduler(`job-${i}`);
+    }
+    await queue.close();
+  };
+}
+
+async function startPgBoss(): Promise<Stop> {
+  const { default: PgBoss } = await import('pg-boss');
+  const boss = new PgBoss({ connectionString: DATABASE_URL, schema: ns });
+  boss.on('error', (error: Error) => process.stderr.write(`pg-boss error: ${error.message}\n`));
+  await boss.start();
+  for (let i = 0; i < jobs; i += 1) {
+    const name = `job-${i}`;
+    if (role === 0) {
+      await boss.createQueue(name);
+      await boss.schedule(name, '* * * * *');
+    }
+  }
+  // Other processes wait until the queues exist.
+  if (role !== 0) await sleep(3000);
+  for (let i = 0; i < jobs; i += 1) {
+    const name = `job-${i}`;
+    await boss.work(name, async (batch) => {
+      // pg-boss has no seconds field: ticks are whole minutes, and the job carries no nominal time.
+      for (const _ of batch) fire(name, Math.floor(nowMs() / 60_000) * 60_000);
+    });
+  }
+  return () => boss.stop({ graceful: true, wait: true });
+}
+
+async function main(): Promise<void> {
+  const starters: Record<string, () => Promise<Stop>> = {
+    tickwork: startTickwork,
+    croner: startCroner,
+    'node-cron': startNodeCron,
+    settimeout: startSetTimeout,
+    bullmq: startBullmq,
+    pgboss: startPgBoss,
+  };
+  const starter = starters[lib];
+  if (starter === undefined) throw new Error(`unknown --lib ${lib}`);
+  const stop = await starter();
+  const bootedAt = Date.now();
+  if (bootedAt > windowStart - 200) process.stderr.write(`warning: booted ${bootedAt - windowStart} ms after the window start\n`);
+  await sleep(Math.max(0, windowStart - Date.now()));
+  const cpu0 = cpuMs();
+  const fires0 = fires;
+  await sleep(Math.max(0, windowEnd - Date.now()));
+  const cpu1 = cpuMs();
+  const firesInWindow = fires - fires0;
+  await sleep(graceMs);
+  await stop();
+  report({
+    lib,
+    store: lib === 'bullmq' ? 'redis' : lib === 'pgboss' ? 'postgres' : storeKind,
+    role,
+    jobs,
+    periodMs,
+    windowStart,
+    windowEnd,
+    lags: log.lags,
+    keys: [...log.seen],
+    duplicates: log.duplicates,
+    cpuMs: cpu1 - cpu0,
+    firesDuringCpuWindow: firesInWindow,
+  });
+  setTimeout(() => process.exit(0), 100).unref();
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${String((error as Error)?.stack ?? error)}\n`);
+  process.exit(1);
+});
