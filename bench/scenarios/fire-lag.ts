@@ -5,11 +5,11 @@
  * (the multi-process store scenarios start three of these with the same window).
  * Peers on stores: `--lib bullmq` (Redis) and `--lib pgboss` (Postgres, minute ticks).
  */
-import type { Store } from '../../src/index.js';
+import { createStore, storeKindOf } from '../lib/store.js';
 import { arg, cpuMs, FireLog, nextSecond, nowMs, report, sleep } from '../lib/stats.js';
 
 const lib = arg('lib', 'tickwork');
-const storeKind = arg('store', 'memory');
+const storeKind = storeKindOf(arg('store', 'memory'));
 const ns = arg('ns', 'bench');
 const jobs = Number(arg('jobs', '100'));
 const seconds = Number(arg('seconds', '20'));
@@ -34,14 +34,7 @@ type Stop = () => Promise<void>;
 
 async function startTickwork(): Promise<Stop> {
   const { Scheduler } = await import('../../src/index.js');
-  let store: (Store & { close?: () => Promise<void> }) | undefined;
-  if (storeKind === 'redis') {
-    const { RedisStore } = await import('../../adapters/redis/index.js');
-    store = new RedisStore({ url: REDIS_URL, prefix: ns });
-  } else if (storeKind === 'postgres') {
-    const { PostgresStore } = await import('../../adapters/postgres/index.js');
-    store = new PostgresStore({ connectionString: DATABASE_URL, schema: ns });
-  }
+  const store = await createStore(storeKind, ns, { redis: REDIS_URL, postgres: DATABASE_URL });
   const scheduler = new Scheduler(store === undefined ? {} : { store });
   scheduler.on('error', (error) => process.stderr.write(`tickwork error: ${error.message}\n`));
   for (let i = 0; i < jobs; i += 1) {

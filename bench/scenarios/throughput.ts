@@ -5,12 +5,12 @@
  * Completed runs are counted over the window after a warm-up; the store server's CPU
  * over the same window comes from Redis `INFO cpu` / Postgres /proc.
  */
-import type { Store } from '../../src/index.js';
+import { createStore, storeKindOf } from '../lib/store.js';
 import { postgresCpuMs, redisCpuMs } from '../lib/server-cpu.js';
 import { arg, cpuMs, report, sleep } from '../lib/stats.js';
 
 const lib = arg('lib', 'tickwork');
-const storeKind = lib === 'bullmq' ? 'redis' : lib === 'pgboss' ? 'postgres' : arg('store', 'memory');
+const storeKind = storeKindOf(lib === 'bullmq' ? 'redis' : lib === 'pgboss' ? 'postgres' : arg('store', 'memory'));
 const ns = arg('ns', 'bench');
 const seconds = Number(arg('seconds', '20'));
 const warmupMs = Number(arg('warmup', '2000'));
@@ -52,14 +52,7 @@ interface Harness {
 
 async function tickwork(): Promise<Harness> {
   const { Scheduler } = await import('../../src/index.js');
-  let store: (Store & { close?: () => Promise<void> }) | undefined;
-  if (storeKind === 'redis') {
-    const { RedisStore } = await import('../../adapters/redis/index.js');
-    store = new RedisStore({ url: REDIS_URL, prefix: ns });
-  } else if (storeKind === 'postgres') {
-    const { PostgresStore } = await import('../../adapters/postgres/index.js');
-    store = new PostgresStore({ connectionString: DATABASE_URL, schema: ns });
-  }
+  const store = await createStore(storeKind, ns, { redis: REDIS_URL, postgres: DATABASE_URL });
   const scheduler = new Scheduler(store === undefined ? {} : { store });
   scheduler.on('error', (error) => process.stderr.write(`tickwork error: ${error.message}\n`));
   scheduler.on('run:succeeded', () => onCompleted());

@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { RedisStore } from '../../adapters/redis/index.js';
 import { assertBehavesLikeMemoryStore } from './differential.js';
-import { REDIS_URL, requireServer, uniqueNamespace } from './servers.js';
+import { REDIS_URL, deleteRedisKeys, requireServer, uniqueNamespace } from './servers.js';
 
 const up = await requireServer('redis');
 
@@ -28,8 +28,7 @@ describe.skipIf(!up)('RedisStore behaves like MemoryStore', () => {
         return store;
       },
       destroyStore: async (store) => {
-        const keys = await admin.keys(`{${prefixes.get(store as RedisStore)}}*`);
-        if (keys.length > 0) await admin.del(...keys);
+        await deleteRedisKeys(admin, prefixes.get(store as RedisStore) ?? '');
         await store.close();
       },
       numRuns: Number(process.env.TW_DIFF_RUNS ?? 100),

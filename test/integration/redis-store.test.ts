@@ -9,21 +9,12 @@ import { RedisLock, RedisStore } from '../../adapters/redis/index.js';
 import { ValidationError } from '../../src/errors.js';
 import type { JsonValue, Store, StoreNotification } from '../../src/store.js';
 import { storeConformance } from '../../src/testing/conformance/index.js';
-import { REDIS_URL, requireServer, uniqueNamespace } from './servers.js';
+import { REDIS_URL, deleteRedisKeys, requireServer, uniqueNamespace } from './servers.js';
 
 const up = await requireServer('redis');
 const T0 = Date.UTC(2026, 0, 1);
 
 /** Deletes every key of a prefix (validated, so it is safe in a MATCH pattern). */
-async function deleteKeys(client: Redis, prefix: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await client.scan(cursor, 'MATCH', `*{${prefix}}*`, 'COUNT', 500);
-    cursor = next;
-    if (keys.length > 0) await client.del(...keys);
-  } while (cursor !== '0');
-}
-
 describe.skipIf(!up)('RedisStore', () => {
   let admin: Redis;
   const prefixes = new WeakMap<Store, string>();
@@ -48,7 +39,7 @@ describe.skipIf(!up)('RedisStore', () => {
     },
     destroyStore: async (store) => {
       const prefix = prefixes.get(store);
-      if (prefix !== undefined) await deleteKeys(admin, prefix);
+      if (prefix !== undefined) await deleteRedisKeys(admin, prefix);
       await store.close();
     },
   });
@@ -60,7 +51,7 @@ describe.skipIf(!up)('RedisStore', () => {
     try {
       await test(store, prefix);
     } finally {
-      await deleteKeys(admin, prefix);
+      await deleteRedisKeys(admin, prefix);
       await store.close();
     }
   }
@@ -138,7 +129,7 @@ describe.skipIf(!up)('RedisStore', () => {
       store.watch(() => {});
       await store.close();
       await expect(store.getJob('a')).rejects.toThrow();
-      await deleteKeys(admin, prefix);
+      await deleteRedisKeys(admin, prefix);
     });
 
     it('works with a client that has an ioredis keyPrefix, notifications included', async () => {
@@ -158,7 +149,7 @@ describe.skipIf(!up)('RedisStore', () => {
       } finally {
         unwatch();
         await store.close();
-        await deleteKeys(admin, prefix);
+        await deleteRedisKeys(admin, prefix);
         await client.quit();
       }
     });

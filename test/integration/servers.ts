@@ -4,6 +4,7 @@
  * visible message.
  */
 import net from 'node:net';
+import type { Redis } from 'ioredis';
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -38,4 +39,15 @@ export async function requireServer(kind: 'redis' | 'postgres'): Promise<boolean
 /** A namespace unique to one test, so suites can share one server in parallel. */
 export function uniqueNamespace(prefix: string): string {
   return `${prefix}_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
+}
+
+/** Deletes every key of a store's prefix on one Redis server (SCAN, never KEYS). */
+export async function deleteRedisKeys(client: Redis, prefix: string): Promise<void> {
+  let cursor = '0';
+  do {
+    // `*{prefix}*` also matches keys behind an ioredis `keyPrefix`.
+    const [next, keys] = await client.scan(cursor, 'MATCH', `*{${prefix}}*`, 'COUNT', 500);
+    cursor = next;
+    if (keys.length > 0) await client.del(...keys);
+  } while (cursor !== '0');
 }

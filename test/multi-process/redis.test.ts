@@ -5,20 +5,11 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { REDIS_URL, requireServer, uniqueNamespace } from '../integration/servers.js';
+import { REDIS_URL, deleteRedisKeys, requireServer, uniqueNamespace } from '../integration/servers.js';
 import { sleep } from './harness.js';
 import { killScenario, outageScenario } from './scenario.js';
 
 const up = await requireServer('redis');
-
-async function deleteKeys(client: Redis, prefix: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await client.scan(cursor, 'MATCH', `*{${prefix}}*`, 'COUNT', 500);
-    cursor = next;
-    if (keys.length > 0) await client.del(...keys);
-  } while (cursor !== '0');
-}
 
 describe.skipIf(!up)('multi-process: Redis', () => {
   let admin: Redis;
@@ -30,7 +21,7 @@ describe.skipIf(!up)('multi-process: Redis', () => {
 
   afterAll(async () => {
     await admin.client('UNPAUSE').catch(() => undefined);
-    for (const prefix of prefixes) await deleteKeys(admin, prefix);
+    for (const prefix of prefixes) await deleteRedisKeys(admin, prefix);
     await admin.quit();
   });
 

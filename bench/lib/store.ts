@@ -1,0 +1,21 @@
+/** The store a tickwork benchmark runs on, by kind, in its own namespace. */
+import type { Store } from '../../src/store.js';
+
+export type StoreKind = 'memory' | 'redis' | 'postgres';
+
+export function storeKindOf(value: string): StoreKind {
+  if (value === 'memory' || value === 'redis' || value === 'postgres') return value;
+  throw new Error(`unknown store kind ${JSON.stringify(value)} (memory, redis or postgres)`);
+}
+
+export async function createStore(kind: StoreKind, namespace: string, urls: { redis: string; postgres: string }): Promise<Store | undefined> {
+  if (kind === 'redis') {
+    const { RedisStore } = await import('../../adapters/redis/index.js');
+    return new RedisStore({ url: urls.redis, prefix: namespace });
+  }
+  if (kind === 'postgres') {
+    const { PostgresStore } = await import('../../adapters/postgres/index.js');
+    return new PostgresStore({ connectionString: urls.postgres, schema: namespace });
+  }
+  return undefined; // the scheduler's default MemoryStore
+}
