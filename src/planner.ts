@@ -72,6 +72,11 @@ export function initialCursor(schedule: ScheduleSpec, now: number): number {
   return schedule.kind === 'at' ? Math.min(now, schedule.at - 1) : now;
 }
 
+/** `{ every }` without an anchor ticks from the job's creation, to the whole second. */
+export function defaultAnchor(createdAt: number): number {
+  return Math.floor(createdAt / 1000) * 1000;
+}
+
 /** The first tick of a backfill of `[from, to]`, or undefined when the range holds none. */
 export function firstBackfillTick(schedule: Schedule, from: number, to: number): number | undefined {
   const first = schedule.next(from - 1);

@@ -9,6 +9,7 @@ import type { Clock } from './clock.js';
 import { StoreError, TickworkError } from './errors.js';
 import { safeEmit, type SchedulerEvents } from './events.js';
 import { compileSchedule, type Schedule } from './schedule/index.js';
+import { defaultAnchor } from './planner.js';
 import type { JobRecord, Store } from './store.js';
 
 /** Longest single wait of any timer loop: wakes re-check the time, so a wall-clock jump is noticed within it. */
@@ -78,9 +79,4 @@ export class ScheduleCache {
     }
     return schedule;
   }
-}
-
-/** `{ every }` without an anchor ticks from the job's creation, to the whole second. */
-export function defaultAnchor(createdAt: number): number {
-  return Math.floor(createdAt / 1000) * 1000;
 }

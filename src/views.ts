@@ -1,4 +1,5 @@
 /** Store records as the public API shows them: instants as `Date`s, internals left out. */
+import { defaultAnchor } from './planner.js';
 import type { JobRecord, RunRecord } from './store.js';
 import type { JobInfo, RunInfo } from './types.js';
 
@@ -28,7 +29,7 @@ export function toJobInfo(job: JobRecord, active: readonly RunRecord[], nextRunA
         ? schedule.expression
         : schedule.kind === 'at'
           ? { at: new Date(schedule.at) }
-          : { every: schedule.everyMs, anchor: new Date(schedule.anchor ?? job.createdAt) },
+          : { every: schedule.everyMs, anchor: new Date(schedule.anchor ?? defaultAnchor(job.createdAt)) },
     timezone: job.timezone,
     concurrencyPolicy: job.concurrencyPolicy,
     suspended: job.suspended,

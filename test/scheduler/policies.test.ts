@@ -43,6 +43,8 @@ describe('schedules fire at their nominal times', () => {
       '2026-01-01T00:00:25.000Z once.1767225625#1',
       '2026-01-01T00:00:30.000Z tick.1767225630#1',
     ]);
+    // The anchor getJob reports is the one the ticks follow: the creation time, to the second.
+    expect((await scheduler.getJob('tick'))?.schedule).toEqual({ every: 10_000, anchor: new Date('2026-01-01T00:00:00Z') });
     const once = await scheduler.getJob('once');
     expect(once?.nextRunAt).toBeUndefined();
     expect(once?.succeeded).toBe(1);
