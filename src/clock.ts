@@ -3,8 +3,7 @@
  * timers; everything else asks a `Clock`, so a `FakeClock` drives the whole
  * scheduler (and, through the `now` the core hands them, every store) in tests.
  */
-import { parseDuration, type Duration } from './duration.js';
-import { ValidationError } from './errors.js';
+import { requireDuration, type Duration } from './duration.js';
 
 /** An opaque handle returned by {@link Clock.setTimer}. */
 export interface TimerHandle {
@@ -32,21 +31,12 @@ export interface Clock {
 /** Node's `setTimeout` overflows (and fires at once) past 2^31−1 ms, about 24.8 days. */
 export const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
 
-/** Resolves a duration for `sleep`, or throws a `ValidationError` naming it. */
-export function sleepDuration(duration: Duration): number {
-  const ms = parseDuration(duration);
-  if (ms === undefined) {
-    throw new ValidationError('sleep', [{ path: 'duration', message: 'must be a non-negative duration', value: duration }]);
-  }
-  return ms;
-}
-
 /**
  * Builds `sleep` on top of a clock's timers, so every clock (real or fake) gets the
  * same abort semantics.
  */
 export function sleepOn(clock: Pick<Clock, 'setTimer' | 'clearTimer'>, duration: Duration, signal?: AbortSignal): Promise<void> {
-  const ms = sleepDuration(duration);
+  const ms = requireDuration(duration, 'sleep');
   if (signal?.aborted) return Promise.reject(signal.reason);
   return new Promise((resolve, reject) => {
     const onAbort = (): void => {

@@ -2,6 +2,7 @@
  * Durations: a number of milliseconds or a compact string such as `'1h30m'`.
  * Parsing is strict: every character must belong to a `<number><unit>` pair.
  */
+import { ValidationError } from './errors.js';
 
 /** Milliseconds, or a string of `<number><unit>` pairs: `'500ms'`, `'10s'`, `'5m'`, `'2h'`, `'1d'`, `'1h30m'`. */
 export type Duration = number | string;
@@ -38,6 +39,15 @@ export function parseDuration(input: Duration): number | undefined {
     total += Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
   }
   return Number.isFinite(total) ? Math.round(total) : undefined;
+}
+
+/** Parses a duration argument or throws a `ValidationError` naming it, headed by `context` (e.g. `sleep`). */
+export function requireDuration(duration: Duration, context: string): number {
+  const ms = parseDuration(duration);
+  if (ms === undefined) {
+    throw new ValidationError(context, [{ path: 'duration', message: 'must be a non-negative duration', value: duration }]);
+  }
+  return ms;
 }
 
 /** Renders milliseconds compactly for messages: 90000 -> `'1m30s'`. */

@@ -7,7 +7,9 @@
  * on this clock finished, retries included; with any store, given its real I/O.
  */
 import { sleepOn, type Clock, type TimerHandle } from '../clock.js';
-import { parseDuration, type Duration } from '../duration.js';
+import { requireDuration, type Duration } from '../duration.js';
+import { instantSchema } from '../options.js';
+import { parseInput } from '../validation.js';
 import { ValidationError } from '../errors.js';
 import { MinHeap } from '../heap.js';
 import type { Instant } from '../types.js';
@@ -71,11 +73,7 @@ export class FakeClock implements Clock {
 
   /** Moves time forward by `duration`, firing every timer due on the way, in order. */
   async advance(duration: Duration): Promise<void> {
-    const ms = parseDuration(duration);
-    if (ms === undefined) {
-      throw new ValidationError('FakeClock.advance', [{ path: 'duration', message: 'must be a non-negative duration', value: duration }]);
-    }
-    await this.#runUntil(this.#now + ms);
+    await this.#runUntil(this.#now + requireDuration(duration, 'FakeClock.advance'));
   }
 
   /** Moves time forward to `instant` (not backwards: use `set`), firing every timer due on the way. */
@@ -143,8 +141,7 @@ export class FakeClock implements Clock {
   }
 }
 
+/** The same instants the scheduler's API accepts, with the same errors. */
 function toMillis(instant: Instant, field: string): number {
-  const ms = instant instanceof Date ? instant.getTime() : typeof instant === 'number' ? instant : Date.parse(instant);
-  if (!Number.isFinite(ms)) throw new ValidationError('FakeClock', [{ path: field, message: 'must be a valid instant', value: instant }]);
-  return ms;
+  return parseInput(instantSchema, instant, `FakeClock(${field})`);
 }
