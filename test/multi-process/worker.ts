@@ -89,19 +89,23 @@ function definition(name: string): JobDefinition {
   return job;
 }
 
+/** A RedisStore on a client the worker owns (the store never closes a client it was given). */
+function ownClientStore(client: Redis | Cluster): { store: Store; close: () => Promise<void> } {
+  client.on('error', (error: Error) => log({ ev: 'client-error', message: error.message }));
+  const store = new RedisStore({ client, prefix: namespace });
+  return {
+    store,
+    close: async () => {
+      await store.close();
+      await client.quit().catch(() => client.disconnect());
+    },
+  };
+}
+
 async function createStore(): Promise<{ store: Store; close: () => Promise<void> }> {
   if (storeKind === 'redis' && env.TW_REDIS_COMMAND_TIMEOUT !== undefined) {
     // A client of our own whose commands fail after a timeout, instead of waiting for as long as Redis does.
-    const client = new Redis(env.TW_REDIS_URL ?? 'redis://127.0.0.1:6379', { commandTimeout: Number(env.TW_REDIS_COMMAND_TIMEOUT) });
-    client.on('error', (error: Error) => log({ ev: 'client-error', message: error.message }));
-    const store = new RedisStore({ client, prefix: namespace });
-    return {
-      store,
-      close: async () => {
-        await store.close();
-        await client.quit().catch(() => client.disconnect());
-      },
-    };
+    return ownClientStore(new Redis(env.TW_REDIS_URL ?? 'redis://127.0.0.1:6379', { commandTimeout: Number(env.TW_REDIS_COMMAND_TIMEOUT) }));
   }
   if (storeKind === 'redis') {
     const store = new RedisStore({ url: env.TW_REDIS_URL ?? 'redis://127.0.0.1:6379', prefix: namespace });
@@ -109,16 +113,7 @@ async function createStore(): Promise<{ store: Store; close: () => Promise<void>
   }
   if (storeKind === 'redis-cluster') {
     const nodes = JSON.parse(env.TW_CLUSTER_NODES ?? '[]') as { host: string; port: number }[];
-    const client = new Cluster(nodes);
-    client.on('error', (error: Error) => log({ ev: 'client-error', message: error.message }));
-    const store = new RedisStore({ client, prefix: namespace });
-    return {
-      store,
-      close: async () => {
-        await store.close();
-        await client.quit().catch(() => client.disconnect());
-      },
-    };
+    return ownClientStore(new Cluster(nodes));
   }
   if (storeKind === 'postgres') {
     const { PostgresStore } = await import('../../adapters/postgres/index.js');
