@@ -49,22 +49,3 @@ export function requireDuration(duration: Duration, context: string): number {
   }
   return ms;
 }
-
-/** Renders milliseconds compactly for messages: 90000 -> `'1m30s'`. */
-export function formatDuration(ms: number): string {
-  if (ms === 0) return '0ms';
-  let rest = ms;
-  let out = '';
-  for (const [unit, size] of [
-    ['d', UNIT_MS.d],
-    ['h', UNIT_MS.h],
-    ['m', UNIT_MS.m],
-    ['s', UNIT_MS.s],
-  ] as const) {
-    if (rest >= size) {
-      out += `${Math.floor(rest / size)}${unit}`;
-      rest %= size;
-    }
-  }
-  return rest > 0 ? `${out}${rest}ms` : out;
-}

@@ -80,7 +80,7 @@ export function safeEmit<Name extends keyof SchedulerEvents>(
   }
 }
 
-export function messageOf(error: unknown): string {
+function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 

@@ -161,7 +161,7 @@ export interface NormalizedRetry {
   readonly jitter: number;
 }
 
-export const NO_RETRY: NormalizedRetry = { limit: 0, initialDelayMs: 0, factor: 1, maxDelayMs: 0, jitter: 0 };
+const NO_RETRY: NormalizedRetry = { limit: 0, initialDelayMs: 0, factor: 1, maxDelayMs: 0, jitter: 0 };
 
 /** A validated job definition, in the units the core works in. */
 export interface NormalizedJob {

@@ -14,7 +14,7 @@ import { MAX_WAIT_MS, type Runtime } from './runtime.js';
 import type { JobRecord, Lock, LockLease, ScheduleRunResult, StoreNotification } from './store.js';
 import { toRunInfo } from './views.js';
 
-export const PLANNER_LOCK = 'planner';
+const PLANNER_LOCK = 'planner';
 /** Planning steps for one job in one wake; a guard against a store that keeps answering `conflict`. */
 const MAX_STEPS_PER_WAKE = 100;
 
