@@ -1,10 +1,19 @@
 /**
  * Rules of the storage contract that every store applies the same way: which runs
- * are active, the order runs are handed out and listed in, and which finished runs
- * history pruning deletes. Stores that decide these in SQL or Lua mirror them; the
- * conformance suite checks they agree.
+ * are active or claimable, which index a fan-out claim takes, the order runs are
+ * handed out, listed, recovered and expired in, the `pendingUntil` and `expiresAt`
+ * deadlines, and which finished runs history pruning deletes. Stores that decide
+ * these in SQL or Lua mirror them; the conformance suite checks they agree.
  */
-import { ACTIVE_STATUSES, type JobSpec, type RunRecord, type RunStatus, type ScheduleSpec } from './store.js';
+import {
+  ACTIVE_STATUSES,
+  type HistoryLimits,
+  type IndexRecord,
+  type JobSpec,
+  type RunRecord,
+  type RunStatus,
+  type ScheduleSpec,
+} from './store.js';
 
 export function isActive(status: RunStatus): boolean {
   return ACTIVE_STATUSES.includes(status);
@@ -34,6 +43,74 @@ export function compareLeaseOrder(a: RunRecord, b: RunRecord): number {
   return (a.leaseUntil ?? 0) - (b.leaseUntil ?? 0) || compareIds(a.id, b.id);
 }
 
+/** One lease to recover: a plain run's (no `index`) or a fan-out index's. */
+export interface ExpiredLease {
+  readonly runId: string;
+  readonly index?: number;
+  readonly leaseUntil: number;
+}
+
+/** Recovery order across runs and indices: the lease that expired first, then run ID, then index (a plain run first). */
+export function compareExpiredLeases(a: ExpiredLease, b: ExpiredLease): number {
+  return a.leaseUntil - b.leaseUntil || compareIds(a.runId, b.runId) || (a.index ?? -1) - (b.index ?? -1);
+}
+
+/** `expirePendingRuns` order: earliest `pendingUntil`, then ID. */
+export function comparePendingUntil(a: RunRecord, b: RunRecord): number {
+  return (a.pendingUntil ?? 0) - (b.pendingUntil ?? 0) || compareIds(a.id, b.id);
+}
+
+/** `deleteExpiredRuns` order: earliest `expiresAt`, then ID. */
+export function compareExpiresAt(a: RunRecord, b: RunRecord): number {
+  return (a.expiresAt ?? 0) - (b.expiresAt ?? 0) || compareIds(a.id, b.id);
+}
+
+/** True once a run or index can change no more. */
+export function isFinished(status: RunStatus): boolean {
+  return status === 'succeeded' || status === 'failed' || status === 'cancelled';
+}
+
+/**
+ * The index a claim of fan-out run `run` would take, and when it is ready: among the
+ * waiting indices (no record yet, ready from the run's `createdAt`, or a `pending`
+ * record, ready at its `readyAt`), the earliest ready, ties by lowest index.
+ * `undefined` when no index waits. `indices` are the run's index records.
+ */
+export function nextWaitingIndex(
+  run: RunRecord,
+  indices: readonly IndexRecord[],
+): { readonly index: number; readonly readyAt: number } | undefined {
+  const completions = run.fanOut?.completions ?? 0;
+  const byIndex = new Map(indices.map((record) => [record.index, record]));
+  let best: { index: number; readyAt: number } | undefined;
+  for (let index = 0; index < completions; index += 1) {
+    const record = byIndex.get(index);
+    const readyAt = record === undefined ? run.createdAt : record.status === 'pending' ? record.readyAt : undefined;
+    if (readyAt !== undefined && (best === undefined || readyAt < best.readyAt)) best = { index, readyAt };
+  }
+  return best;
+}
+
+/**
+ * Whether a claim could take the run once it is ready: a plain run while `pending`;
+ * a fan-out run while not finished, with fewer than `parallelism` indices running
+ * and an index waiting. (`readyAt` decides when, not whether.)
+ */
+export function isClaimable(run: RunRecord, indices: readonly IndexRecord[]): boolean {
+  if (run.fanOut === undefined) return run.status === 'pending';
+  return !isFinished(run.status) && run.fanOut.active < run.fanOut.parallelism && nextWaitingIndex(run, indices) !== undefined;
+}
+
+/** The `pendingUntil` a write that leaves a run claimable sets (`undefined`: the job has no pending timeout). */
+export function pendingUntilFor(readyAt: number, now: number, pendingTimeoutMs: number | undefined): number | undefined {
+  return pendingTimeoutMs === undefined ? undefined : Math.max(readyAt, now) + pendingTimeoutMs;
+}
+
+/** The `expiresAt` a final write sets (`undefined`: the job keeps history without a TTL). */
+export function expiresAtFor(finishedAt: number, history: HistoryLimits): number | undefined {
+  return history.ttlMs === undefined ? undefined : finishedAt + history.ttlMs;
+}
+
 /**
  * The finished runs to delete so that at most `limits.succeeded` succeeded and
  * `limits.failed` failed-or-cancelled runs remain, keeping the most recently
@@ -58,8 +135,13 @@ export function sameSpec(a: JobSpec, b: JobSpec): boolean {
     a.timezone === b.timezone &&
     a.concurrencyPolicy === b.concurrencyPolicy &&
     a.startingDeadlineMs === b.startingDeadlineMs &&
+    a.pendingTimeoutMs === b.pendingTimeoutMs &&
     a.history.succeeded === b.history.succeeded &&
     a.history.failed === b.history.failed &&
+    a.history.ttlMs === b.history.ttlMs &&
+    a.fanOut?.completions === b.fanOut?.completions &&
+    a.fanOut?.parallelism === b.fanOut?.parallelism &&
+    a.fanOut?.retryLimit === b.fanOut?.retryLimit &&
     sameSchedule(a.schedule, b.schedule)
   );
 }

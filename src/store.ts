@@ -34,6 +34,37 @@ export type ScheduleSpec =
   | { readonly kind: 'every'; readonly everyMs: number; readonly anchor?: number }
   | { readonly kind: 'at'; readonly at: number };
 
+/**
+ * How a fan-out job splits each run: `completions` indices (2 or more), at most
+ * `parallelism` of them running at once across all instances, and `retryLimit`
+ * failed index attempts allowed over the whole run before it fails.
+ */
+export interface FanOutSpec {
+  readonly completions: number;
+  /** 1 to `completions`. */
+  readonly parallelism: number;
+  readonly retryLimit: number;
+}
+
+/** A fan-out run's shape (fixed when the run is created) and its counts (kept by the store). */
+export interface FanOutState extends FanOutSpec {
+  /** Indices that succeeded. */
+  readonly succeeded: number;
+  /** Failed index attempts so far (lost leases included); the run fails once this exceeds `retryLimit`. */
+  readonly failed: number;
+  /** Indices `running` now. */
+  readonly active: number;
+}
+
+/** Finished runs kept per job. */
+export interface HistoryLimits {
+  readonly succeeded: number;
+  /** Failed and cancelled runs, counted together. */
+  readonly failed: number;
+  /** Finished runs are deleted this long after they finished (`expiresAt`), whatever the counts. */
+  readonly ttlMs?: number;
+}
+
 /** The parts of a job definition a store keeps, so that any instance can plan and report the job. */
 export interface JobSpec {
   readonly name: string;
@@ -41,8 +72,12 @@ export interface JobSpec {
   readonly timezone: string;
   readonly concurrencyPolicy: ConcurrencyPolicy;
   readonly startingDeadlineMs?: number;
-  /** Finished runs kept per job; the store prunes beyond these on every finish. */
-  readonly history: { readonly succeeded: number; readonly failed: number };
+  /** Present for fan-out jobs only; copied into each run the store creates for the job. */
+  readonly fanOut?: FanOutSpec;
+  /** A claimable run that nobody claims for this long fails (`pendingUntil`, see `expirePendingRuns`). */
+  readonly pendingTimeoutMs?: number;
+  /** The store prunes beyond the counts on every finish, and deletes by age with `deleteExpiredRuns`. */
+  readonly history: HistoryLimits;
 }
 
 /** A pending backfill: ticks from `next` to `to` (inclusive) still to be run, oldest first. */
@@ -103,6 +138,52 @@ export interface RunRecord {
   readonly fence: number;
   /** Whole-run deadline (`timeout`), fixed when the run first starts. */
   readonly deadlineAt?: number;
+  /**
+   * Fan-out runs only (the job had `fanOut` when the run was created). Such a run is
+   * executed index by index (`IndexRecord`); the run's own `owner`, `leaseUntil` and
+   * `fence` stay unset/0, its `attempt` stays 1, its status is `running` while any
+   * index runs and `pending` otherwise, and `readyAt` is the earliest `readyAt` of
+   * its waiting indices (a never-started index is ready from the run's `createdAt`);
+   * while no index waits, `readyAt` keeps its last value. The run's `error` is set
+   * only when the run itself fails (index errors stay on the index records). Once
+   * the run is finished, `fanOut.active` is 0.
+   */
+  readonly fanOut?: FanOutState;
+  /** Set while the run is claimable and its job has `pendingTimeoutMs`: when it fails unclaimed. */
+  readonly pendingUntil?: number;
+  /** Set when the run finishes if its job has `history.ttlMs`: when `deleteExpiredRuns` deletes it. */
+  readonly expiresAt?: number;
+}
+
+export type IndexStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+
+/**
+ * One index of a fan-out run, claimed, leased and fenced like a plain run. Its ID is
+ * `${runId}.${index}` (`indexId()`), so a re-claim adopts the existing record. A
+ * record exists from the index's first claim on; a never-started index has none.
+ */
+export interface IndexRecord {
+  readonly runId: string;
+  /** 0 to `completions − 1`. */
+  readonly index: number;
+  readonly status: IndexStatus;
+  /** This index's attempt: 1, 2, ... (retries and lost leases add one). */
+  readonly attempt: number;
+  /** When a pending index may be claimed again (retry, release, recovery). */
+  readonly readyAt: number;
+  /** First start. */
+  readonly startedAt?: number;
+  readonly finishedAt?: number;
+  /** The last failed attempt's error: kept while the index waits or runs again, cleared when it succeeds (as a plain run's). */
+  readonly error?: RunError;
+  readonly owner?: string;
+  readonly leaseUntil?: number;
+  readonly fence: number;
+}
+
+/** The ID of index `index` of run `runId`. */
+export function indexId(runId: string, index: number): string {
+  return `${runId}.${index}`;
 }
 
 /** What the core asks a store to create; the store fills in status, attempt, fence and timestamps. */
@@ -188,10 +269,22 @@ export interface FindReadyRunsInput {
 }
 
 export interface FindReadyRunsResult {
-  /** Pending runs with `readyAt <= now`, oldest `readyAt` first (ties: `scheduledAt`, then `id`). */
+  /**
+   * Claimable runs (see `claimRun`: pending plain runs, and fan-out runs with a
+   * waiting index and fewer than `parallelism` running, even while `running`) with
+   * `readyAt <= now`, oldest `readyAt` first (ties: `scheduledAt`, then `id`).
+   */
   readonly runs: readonly RunRecord[];
-  /** The earliest `readyAt > now` among pending runs of those jobs, to wake up for. */
+  /** The earliest `readyAt > now` among claimable runs of those jobs, to wake up for. */
   readonly nextReadyAt?: number;
+}
+
+/** What a claim hands out: the run, and for a fan-out run the index now leased to the caller. */
+export interface Claim {
+  /** The run after the claim. For a plain run, its lease and fence are the caller's. */
+  readonly run: RunRecord;
+  /** Fan-out runs only: the claimed index, `running` under the caller's lease and fence. */
+  readonly index?: IndexRecord;
 }
 
 export interface ClaimRunInput {
@@ -205,6 +298,12 @@ export interface ClaimRunInput {
 
 export interface LeaseInput {
   readonly runId: string;
+  /**
+   * Fan-out runs: the index whose lease this is (a plain run's lease otherwise).
+   * Required for a fan-out run and refused for a plain one: a call without it on a
+   * fan-out run, or with it on a plain run, is fenced out.
+   */
+  readonly index?: number;
   readonly owner: string;
   readonly fence: number;
   readonly now: number;
@@ -216,7 +315,11 @@ export interface RenewLeaseInput extends LeaseInput {
 
 export type RenewLeaseResult =
   | { readonly ok: true }
-  /** The lease is gone: the run finished, was cancelled or recovered by another owner, or was deleted. */
+  /**
+   * The lease is gone: the run (or index) finished, was cancelled or recovered by
+   * another owner, or was deleted. Its status, if it exists: the run's without
+   * `index`, the index record's with `index` (absent when the index has no record).
+   */
   | { readonly ok: false; readonly status?: RunStatus };
 
 /** How an attempt ended. */
@@ -234,14 +337,36 @@ export interface FinishAttemptInput extends LeaseInput {
 }
 
 export type FinishAttemptResult =
-  | { readonly ok: true; readonly run: RunRecord }
-  /** Fenced out: the caller no longer owns the run; nothing written. */
+  /** `index`: fan-out runs only, the index after the write. */
+  | { readonly ok: true; readonly run: RunRecord; readonly index?: IndexRecord }
+  /** Fenced out: the caller no longer owns the run (or index); nothing written. */
   | { readonly ok: false; readonly run?: RunRecord };
 
 export interface RecoverExpiredRunsInput {
   readonly now: number;
   readonly limit: number;
 }
+
+export interface ExpireInput {
+  readonly now: number;
+  readonly limit: number;
+}
+
+export interface ExpirePendingRunsResult {
+  /** The runs failed by this call, earliest `pendingUntil` first (ties by ID). */
+  readonly runs: readonly RunRecord[];
+  /** The earliest `pendingUntil` still set after this call, to wake up for. */
+  readonly nextAt?: number;
+}
+
+/** The error a run gets when it times out unclaimed. */
+export const PENDING_TIMEOUT_ERROR: RunError = {
+  name: 'PendingTimeoutError',
+  message: 'no instance started the run within its pendingTimeout',
+};
+
+/** The error a run (or index) gets when its owner's lease expires. */
+export const LEASE_EXPIRED_ERROR: RunError = { name: 'LeaseExpiredError', message: 'lease expired' };
 
 export interface ListRunsQuery {
   readonly jobName: string;
@@ -252,7 +377,11 @@ export interface ListRunsQuery {
 
 /** Change notifications a store sends to every instance watching it. Hints, not a log: they may be lost. */
 export type StoreNotification =
-  /** A run became claimable at `readyAt` (created, retried, released or recovered). */
+  /**
+   * A write left a run claimable, at its `readyAt`: created, retried, released or
+   * recovered, and for a fan-out run also a claim or an index's finish that leaves
+   * another index to claim.
+   */
   | { readonly type: 'run-ready'; readonly jobName: string; readonly runId: string; readonly readyAt: number }
   /** A run finished (succeeded, failed or cancelled). */
   | { readonly type: 'run-finished'; readonly jobName: string; readonly runId: string; readonly status: RunStatus }
@@ -277,7 +406,7 @@ export interface Store {
   getJob(name: string): Promise<JobRecord | undefined>;
   /** Every job, by name. */
   listJobs(): Promise<readonly JobRecord[]>;
-  /** Atomic. Deletes the job, all its runs and backfills. Notifies `job-changed`. Resolves false when absent. */
+  /** Atomic. Deletes the job, all its runs (with their index records) and backfills. Notifies `job-changed`. Resolves false when absent. */
   removeJob(name: string): Promise<boolean>;
   /** Atomic. Sets the shared suspend flag. Notifies `job-changed`. */
   setSuspended(name: string, suspended: boolean): Promise<JobRecord | undefined>;
@@ -291,7 +420,9 @@ export interface Store {
    * - `CatchUp` with an active run: nothing written (`blocked`);
    * - `Replace`: every active run is cancelled (`finishedAt = now`) first;
    * - otherwise the run is created `pending`, attempt 1, `readyAt = now`, fence 0,
-   *   and the cursor moves (`created`).
+   *   with `fanOut` counts at 0 when the job has `fanOut` and `pendingUntil` when it
+   *   has `pendingTimeoutMs`, and the cursor moves (`created`). (`createRun` and
+   *   `scheduleBackfillRun` create runs the same way.)
    * Sets `lastScheduleTime` to the new cursor whenever the cursor moves. Notifies
    * `run-ready` for a created run and `run-finished` for each cancelled one.
    */
@@ -307,35 +438,98 @@ export interface Store {
    */
   scheduleBackfillRun(input: ScheduleBackfillRunInput): Promise<ScheduleBackfillRunResult>;
 
-  /** Pending runs ready to claim. Not atomic: a claim decides. */
+  /** Claimable runs ready to claim (see `FindReadyRunsResult`). Not atomic: a claim decides. */
   findReadyRuns(input: FindReadyRunsInput): Promise<FindReadyRunsResult>;
   /**
-   * Atomic: claim a pending run whose `readyAt <= now`: status `running`, owner,
-   * `leaseUntil`, fence + 1, `startedAt` and `deadlineAt` set if not yet set.
-   * Resolves `undefined` when the run is not claimable (gone, not pending, not ready).
+   * Atomic: claim a claimable run whose `readyAt <= now`. `startedAt` and
+   * `deadlineAt` are set on the run if not yet set.
+   * - A plain run is claimable while `pending`: it becomes `running` with owner,
+   *   `leaseUntil`, fence + 1.
+   * - A fan-out run is claimable while not finished, `fanOut.active < parallelism`
+   *   and an index waits (never started, or its record is `pending`). The claim
+   *   takes the waiting index with the earliest `readyAt` (a never-started index is
+   *   ready from the run's `createdAt`), ties by lowest index, if that `readyAt <=
+   *   now`: its record (created at attempt 1, fence 0, `readyAt` the run's
+   *   `createdAt`, or adopted as it is) becomes `running` with owner, `leaseUntil`,
+   *   fence + 1, `startedAt` if not yet set; `fanOut.active` + 1; the run becomes
+   *   `running` and its `readyAt` follows its waiting indices.
+   * Resolves `undefined` when nothing is claimable (gone, finished, not ready, or
+   * `parallelism` indices running).
+   *
+   * A claim that leaves a fan-out run claimable notifies `run-ready` with its new
+   * `readyAt`.
+   *
+   * `pendingUntil` rule (every write to a run, this one included): a write that
+   * leaves the run claimable sets `pendingUntil = max(readyAt, now) +
+   * pendingTimeoutMs` when its job has `pendingTimeoutMs`; a write that leaves it
+   * not claimable removes `pendingUntil`. `readyAt` is the run's after the write;
+   * `pendingTimeoutMs` is the job's current spec. The writes to a run are its
+   * creation, claims, `finishAttempt` (of the run or of any of its indices),
+   * recovery, cancellation and expiry; renewing a lease (of the run or of an index)
+   * leaves `pendingUntil` as it is.
    */
-  claimRun(input: ClaimRunInput): Promise<RunRecord | undefined>;
-  /** Atomic, fenced: extends the lease while the run is `running` under this owner and fence. */
+  claimRun(input: ClaimRunInput): Promise<Claim | undefined>;
+  /** Atomic, fenced: extends the lease while the run (or `index`) is `running` under this owner and fence. */
   renewLease(input: RenewLeaseInput): Promise<RenewLeaseResult>;
   /**
-   * Atomic, fenced: records how an attempt ended, only while the run is `running`
-   * under this owner and fence. Final outcomes set `finishedAt`, update the job's
-   * counters (`succeeded`/`failed`, `lastSuccessfulTime = now` on success), prune
-   * history beyond the job's limits (oldest finished first, failed and cancelled
-   * counted together) and notify `run-finished`; `retry` and `released` notify
-   * `run-ready`.
+   * Atomic, fenced: records how an attempt ended, only while the run (or `index`)
+   * is `running` under this owner and fence.
+   *
+   * A plain run: final outcomes set `finishedAt`, update the job's counters
+   * (`succeeded`/`failed`, `lastSuccessfulTime = now` on success), prune history
+   * beyond the job's limits (oldest finished first, failed and cancelled counted
+   * together) and notify `run-finished`; `retry` and `released` notify `run-ready`.
+   *
+   * An index (`index` given): the index's owner and lease are cleared and
+   * `fanOut.active` − 1, then
+   * - `succeeded`: the index `succeeded` (`finishedAt`), `fanOut.succeeded` + 1;
+   *   when it reaches `completions` the run succeeds as a plain run does;
+   * - `retry`: `fanOut.failed` + 1; within `retryLimit` the index goes back to
+   *   `pending` with `attempt + 1`, the given `readyAt` and `error`; beyond it, as
+   *   `failed` below;
+   * - `failed`: the index `failed` (`finishedAt`, `error`), `fanOut.failed` + 1, and
+   *   the run fails with that error as a plain run does;
+   * - `released`: the index goes back to `pending`, same attempt, `readyAt = now`.
+   * A fan-out run that ends `failed` or `cancelled` (here, by Replace, by recovery or
+   * by pending timeout) turns each of its index records not yet finished into
+   * `cancelled` (`finishedAt = now`, lease cleared), so their owners are fenced out;
+   * its `fanOut.active` becomes 0. Whenever the run is left claimable it notifies
+   * `run-ready` with its `readyAt`.
    */
   finishAttempt(input: FinishAttemptInput): Promise<FinishAttemptResult>;
   /**
-   * Atomic per run: every `running` run whose `leaseUntil < now` goes back to
-   * `pending` with `attempt + 1`, `readyAt = now`, no owner, and an `error` named
-   * `LeaseExpiredError`. Resolves the recovered runs: at most `limit`, the earliest
-   * expired lease first (ties by ID). Notifies `run-ready`.
+   * Atomic per run: every `running` run or index whose `leaseUntil < now` is
+   * recovered. A plain run goes back to `pending` with `attempt + 1`, `readyAt =
+   * now`, no owner, and `LEASE_EXPIRED_ERROR`. An index counts as a failed attempt
+   * of its run: `finishAttempt` with outcome `retry` at `readyAt = now` and
+   * `LEASE_EXPIRED_ERROR`, so the run fails once `fanOut.failed` exceeds
+   * `retryLimit`. Resolves the runs after recovery (one entry per recovered run or
+   * index): at most `limit`, the earliest expired lease first (ties by run ID, then
+   * index; a plain run has no index and comes first). An expired index whose run an
+   * earlier recovery of the same call failed is not recovered (its record is
+   * `cancelled` by then) and has no entry. Notifies `run-ready` (or `run-finished`).
    */
   recoverExpiredRuns(input: RecoverExpiredRunsInput): Promise<readonly RunRecord[]>;
+  /**
+   * Atomic per run: every claimable run whose `pendingUntil <= now` fails with
+   * `PENDING_TIMEOUT_ERROR`, as a final failure does in `finishAttempt` (counters,
+   * pruning, `expiresAt`, cancelled index records, `run-finished`; `fanOut.failed`
+   * is not counted: no index attempt failed). At most `limit`, earliest
+   * `pendingUntil` first (ties by ID).
+   */
+  expirePendingRuns(input: ExpireInput): Promise<ExpirePendingRunsResult>;
+  /**
+   * Atomic per run: deletes finished runs whose `expiresAt <= now`, with their index
+   * records; at most `limit`, earliest `expiresAt` first (ties by ID). Resolves how
+   * many it deleted. (Every final write sets `expiresAt = finishedAt +
+   * history.ttlMs` when the job's current spec has a TTL.)
+   */
+  deleteExpiredRuns(input: ExpireInput): Promise<number>;
 
   getRun(id: string): Promise<RunRecord | undefined>;
   listRuns(query: ListRunsQuery): Promise<readonly RunRecord[]>;
+  /** The index records of a fan-out run (indices started at least once), by index. */
+  listIndices(runId: string): Promise<readonly IndexRecord[]>;
 
   /** Subscribes to notifications from every instance sharing the store; returns the unsubscribe function. */
   watch(listener: (notification: StoreNotification) => void): () => void;

@@ -1,5 +1,5 @@
 /** Conformance: claims, leases and fencing, recovery, history pruning, notifications and the lock. */
-import type { StoreNotification } from '../../store.js';
+import { LEASE_EXPIRED_ERROR, type StoreNotification } from '../../store.js';
 import { MINUTE, T0, spec, type Fixture } from './fixtures.js';
 
 export function executionTests(fx: Fixture): void {
@@ -32,7 +32,8 @@ export function executionTests(fx: Fixture): void {
         );
         const winners = claims.filter((c) => c !== undefined);
         expect(winners).toHaveLength(1);
-        expect(winners[0]).toMatchObject({ status: 'running', fence: 1, startedAt: T0 + MINUTE, leaseUntil: T0 + 2 * MINUTE, deadlineAt: T0 + 9 * MINUTE });
+        expect(winners[0]?.index).toBeUndefined();
+        expect(winners[0]?.run).toMatchObject({ status: 'running', fence: 1, startedAt: T0 + MINUTE, leaseUntil: T0 + 2 * MINUTE, deadlineAt: T0 + 9 * MINUTE });
       }));
 
     it('does not claim a run before its readyAt', () =>
@@ -105,7 +106,7 @@ export function executionTests(fx: Fixture): void {
         expect(await store.recoverExpiredRuns({ now: T0 + MINUTE + 10_000, limit: 10 })).toEqual([]);
         const recovered = await store.recoverExpiredRuns({ now: T0 + MINUTE + 10_001, limit: 10 });
         expect(recovered.map((r) => r.id)).toEqual([ra.run.id]);
-        expect(recovered[0]).toMatchObject({ status: 'pending', attempt: 2, readyAt: T0 + MINUTE + 10_001, error: { name: 'LeaseExpiredError' } });
+        expect(recovered[0]).toMatchObject({ status: 'pending', attempt: 2, readyAt: T0 + MINUTE + 10_001, error: LEASE_EXPIRED_ERROR });
         expect(recovered[0]?.owner).toBeUndefined();
         const taken = await claim(store, ra.run.id, 'b', T0 + 2 * MINUTE);
         expect(taken.fence).toBe(old.fence + 1);

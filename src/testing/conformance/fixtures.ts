@@ -1,8 +1,19 @@
 /**
  * What every conformance test shares: a fresh store per test, and the few steps
- * (create a job, plan a tick, claim, succeed) the tests build their cases from.
+ * (create a job, plan a tick, claim, succeed, and their fan-out counterparts:
+ * claim an index, finish it) the tests build their cases from.
  */
-import type { ConcurrencyPolicy, JobSpec, NewRun, RunRecord, Store } from '../../store.js';
+import type {
+  AttemptOutcome,
+  ConcurrencyPolicy,
+  FanOutSpec,
+  HistoryLimits,
+  IndexRecord,
+  JobSpec,
+  NewRun,
+  RunRecord,
+  Store,
+} from '../../store.js';
 
 /** The matchers the suite uses: vitest's and jest's `expect` both provide them. */
 export interface ConformanceAssertion {
@@ -55,6 +66,19 @@ export function scheduled(jobName: string, at: number): NewRun {
   return { id: `${jobName}.${at / 1000}`, jobName, scheduledAt: at, trigger: 'schedule' };
 }
 
+/** A fan-out job's spec: 3 completions, parallelism 2, retry limit 1 unless given; history keeps 3 and 3. */
+export function fanOutSpec(name: string, fanOut: Partial<FanOutSpec> = {}, extra: Partial<JobSpec> = {}): JobSpec {
+  const history: HistoryLimits = { succeeded: 3, failed: 3 };
+  return {
+    ...spec(name, 'Allow', history),
+    fanOut: { completions: 3, parallelism: 2, retryLimit: 1, ...fanOut },
+    ...extra,
+  };
+}
+
+/** An attempt's error, for tests where which error does not matter. */
+export const ERROR = { name: 'Error', message: 'boom' } as const;
+
 /** The test API plus the steps bound to it. */
 export type Fixture = ReturnType<typeof fixture>;
 
@@ -82,15 +106,42 @@ export function fixture(options: StoreConformanceOptions) {
     return store.scheduleRun({ jobName, expectedCursor: current.cursor, cursor: at, run: scheduled(jobName, at), now });
   }
 
-  async function claim(store: Store, runId: string, owner = 'a', now = T0 + MINUTE, leaseMs = 30_000) {
-    const run = await store.claimRun({ runId, owner, now, leaseUntil: now + leaseMs });
-    if (run === undefined) throw new Error(`test setup: could not claim ${runId}`);
-    return run;
+  /** Claims a plain run; resolves the run under the caller's lease. */
+  async function claim(store: Store, runId: string, owner = 'a', now = T0 + MINUTE, leaseMs = 30_000): Promise<RunRecord> {
+    const claimed = await store.claimRun({ runId, owner, now, leaseUntil: now + leaseMs });
+    if (claimed === undefined) throw new Error(`test setup: could not claim ${runId}`);
+    if (claimed.index !== undefined) throw new Error(`test setup: ${runId} is a fan-out run`);
+    return claimed.run;
   }
 
   async function succeed(store: Store, run: RunRecord, now: number) {
     return store.finishAttempt({ runId: run.id, owner: run.owner ?? '', fence: run.fence, now, outcome: { status: 'succeeded' } });
   }
 
-  return { ...options, expect, eventually, withStore, job, tick, claim, succeed };
+  /** Creates (or replaces) a fan-out job; its cursor starts at `T0`. */
+  async function fanOutJob(store: Store, jobName: string, fanOut: Partial<FanOutSpec> = {}, extra: Partial<JobSpec> = {}) {
+    const spec = fanOutSpec(jobName, fanOut, extra);
+    return (await store.upsertJob({ spec, now: T0, initialCursor: T0 })).job;
+  }
+
+  /** `tick` for a test that needs the run created. */
+  async function created(store: Store, jobName: string, minutes: number, now = T0 + minutes * MINUTE): Promise<RunRecord> {
+    const result = await tick(store, jobName, minutes, now);
+    if (result.outcome !== 'created') throw new Error(`test setup: tick ${minutes} of ${jobName} was ${result.outcome}`);
+    return result.run;
+  }
+
+  /** Claims the next index of a fan-out run; resolves the run and the index now leased to `owner`. */
+  async function claimIndex(store: Store, runId: string, owner = 'a', now = T0 + MINUTE, leaseMs = 30_000) {
+    const claimed = await store.claimRun({ runId, owner, now, leaseUntil: now + leaseMs });
+    if (claimed?.index === undefined) throw new Error(`test setup: could not claim an index of ${runId}`);
+    return { run: claimed.run, index: claimed.index };
+  }
+
+  /** Finishes the attempt of a claimed index with its owner and fence. */
+  async function finishIndex(store: Store, index: IndexRecord, outcome: AttemptOutcome, now: number) {
+    return store.finishAttempt({ runId: index.runId, index: index.index, owner: index.owner ?? '', fence: index.fence, now, outcome });
+  }
+
+  return { ...options, expect, eventually, withStore, job, tick, claim, succeed, fanOutJob, created, claimIndex, finishIndex };
 }

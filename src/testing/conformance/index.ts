@@ -1,12 +1,16 @@
 /**
  * The store conformance suite: one call registers the tests (vitest, jest, ...) that prove a store
  * against the contract in `src/store.ts` (atomic create, cursor compare-and-set,
- * policies, leases, fencing, recovery, history pruning, backfills, notifications
- * and the lock). Every test gets a fresh store from the factory, so a factory that
- * hands each store its own namespace (key prefix, schema) lets suites run in
- * parallel against one server.
+ * policies, leases, fencing, recovery, history pruning, backfills, notifications,
+ * the lock, fan-out runs and their indices, pending timeouts and history TTL).
+ * Every test gets a fresh store from the factory, so a factory that hands each
+ * store its own namespace (key prefix, schema) lets suites run in parallel
+ * against one server.
  */
 import { executionTests } from './execution.js';
+import { expiryTests } from './expiry.js';
+import { fanOutRunTests } from './fan-out-runs.js';
+import { fanOutTests } from './fan-out.js';
 import { fixture, type StoreConformanceOptions } from './fixtures.js';
 import { planningTests } from './planning.js';
 
@@ -25,5 +29,8 @@ export function storeConformance(name: string, options: StoreConformanceOptions)
   options.describe(`${name}: store conformance`, () => {
     planningTests(fx);
     executionTests(fx);
+    fanOutTests(fx);
+    fanOutRunTests(fx);
+    expiryTests(fx);
   });
 }
