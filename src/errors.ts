@@ -69,8 +69,11 @@ export class JobNotFoundError extends TickworkError {
   }
 }
 
-/** Why a running handler's `signal` was aborted. */
-export type AbortReason = 'replaced' | 'timeout' | 'attempt-timeout' | 'lease-lost' | 'shutdown';
+/**
+ * Why a running handler's `signal` was aborted. `run-failed`: the fan-out run this
+ * index belongs to failed (another index used up the retries, or it timed out).
+ */
+export type AbortReason = 'replaced' | 'timeout' | 'attempt-timeout' | 'lease-lost' | 'shutdown' | 'run-failed';
 
 /**
  * The `reason` of an aborted `ctx.signal`. `reason` tells which of the causes in

@@ -4,7 +4,9 @@
  */
 import type { EventEmitter } from 'eventemitter3';
 import { TickworkError } from './errors.js';
+import { PENDING_TIMEOUT_ERROR, type RunError, type RunRecord } from './store.js';
 import type { RunInfo } from './types.js';
+import { toRunInfo } from './views.js';
 
 export interface TickMissedEvent {
   readonly jobName: string;
@@ -29,11 +31,28 @@ export interface RunEvent {
   readonly run: RunInfo;
 }
 
+/** `run:started` and `run:retry` of a fan-out run concern one index. */
+export interface IndexEvent extends RunEvent {
+  /** The fan-out index; absent for a plain run. */
+  readonly index?: number;
+}
+
 export interface RunErrorEvent extends RunEvent {
   readonly error: { readonly name: string; readonly message: string };
 }
 
-export interface RunRetryEvent extends RunErrorEvent {
+/**
+ * Why a run failed for good: its handler's errors used up the retries (`error`,
+ * lost leases included), `timeout` passed, or no instance started it within
+ * `pendingTimeout`.
+ */
+export type RunFailureReason = 'error' | 'timeout' | 'pending-timeout';
+
+export interface RunFailedEvent extends RunErrorEvent {
+  readonly reason: RunFailureReason;
+}
+
+export interface RunRetryEvent extends RunErrorEvent, IndexEvent {
   readonly retryAt: Date;
 }
 
@@ -43,10 +62,12 @@ export interface RunCancelledEvent extends RunEvent {
 
 export interface SchedulerEvents {
   'run:created': (event: RunEvent) => void;
-  'run:started': (event: RunEvent) => void;
+  /** An attempt starts: of the run, or of one index of a fan-out run. */
+  'run:started': (event: IndexEvent) => void;
+  /** The run succeeded (a fan-out run: its last index did). */
   'run:succeeded': (event: RunEvent) => void;
-  /** Final failure: retries exhausted, `timeout`, or lease lost too often. */
-  'run:failed': (event: RunErrorEvent) => void;
+  /** Final failure: retries exhausted, `timeout`, `pendingTimeout`, or lease lost too often. */
+  'run:failed': (event: RunFailedEvent) => void;
   'run:retry': (event: RunRetryEvent) => void;
   'run:cancelled': (event: RunCancelledEvent) => void;
   'tick:skipped': (event: TickSkippedEvent) => void;
@@ -88,4 +109,14 @@ function messageOf(error: unknown): string {
 export function toRunError(error: unknown): { name: string; message: string } {
   if (error instanceof Error) return { name: error.name, message: error.message };
   return { name: 'Error', message: typeof error === 'string' ? error : JSON.stringify(error) ?? String(error) };
+}
+
+/** The name of the error a run gets when its whole-run `timeout` passes. */
+export const RUN_TIMEOUT_ERROR_NAME = 'RunTimeoutError';
+
+/** The `run:failed` payload of a run the store recorded as failed with `error`. */
+export function runFailedEvent(run: RunRecord, error: RunError): RunFailedEvent {
+  const reason: RunFailureReason =
+    error.name === PENDING_TIMEOUT_ERROR.name ? 'pending-timeout' : error.name === RUN_TIMEOUT_ERROR_NAME ? 'timeout' : 'error';
+  return { run: toRunInfo(run), error, reason };
 }

@@ -4,15 +4,29 @@
  * stays in the store for another instance), then drives each attempt: the
  * handler's `AbortSignal`, `attemptTimeout` and `timeout`, lease renewal, retries
  * with backoff, and the fenced write of how the attempt ended.
+ *
+ * A fan-out run is claimed index by index: each claim leases one index, and takes a
+ * slot of its own, so its indices spread over every instance with free slots. The
+ * store counts the run's failed attempts and decides when it has failed.
  */
 import PQueue from 'p-queue';
 import { retryDelay } from './backoff.js';
 import type { TimerHandle } from './clock.js';
 import { RunAbortedError, type AbortReason } from './errors.js';
-import { safeEmit, toRunError } from './events.js';
+import { RUN_TIMEOUT_ERROR_NAME, runFailedEvent, safeEmit, toRunError } from './events.js';
 import type { NormalizedJob } from './options.js';
 import { MAX_WAIT_MS, type Runtime } from './runtime.js';
-import type { AttemptOutcome, RunError, RunRecord, StoreNotification } from './store.js';
+import {
+  indexId,
+  LEASE_EXPIRED_ERROR,
+  type AttemptOutcome,
+  type Claim,
+  type IndexRecord,
+  type LeaseInput,
+  type RunError,
+  type RunRecord,
+  type StoreNotification,
+} from './store.js';
 import type { RunContext } from './types.js';
 import { toRunInfo } from './views.js';
 
@@ -21,6 +35,10 @@ const CLAIM_BATCH = 100;
 
 interface Attempt {
   readonly run: RunRecord;
+  /** Fan-out runs: the index this attempt leased. */
+  readonly index: IndexRecord | undefined;
+  /** The run's ID, or the index's. */
+  readonly key: string;
   readonly job: NormalizedJob;
   readonly controller: AbortController;
   /** The lease as far as this instance knows it holds it: set by the claim, extended by each renewal. */
@@ -35,7 +53,10 @@ export class Executor {
   readonly #jobs: ReadonlyMap<string, NormalizedJob>;
   readonly #jobNames: ReadonlySet<string>;
   readonly #queue: PQueue;
+  /** By `Attempt.key`. */
   readonly #attempts = new Map<string, Attempt>();
+  /** Fan-out runs with indices running here, by run ID: a run that ends aborts them all. */
+  readonly #indexAttempts = new Map<string, Set<Attempt>>();
   /** Claims under way: they hold a slot until they resolve. */
   #claiming = 0;
   /** A ready run was left unclaimed for want of a slot: the next freed slot looks for it. */
@@ -53,7 +74,7 @@ export class Executor {
     this.#queue = new PQueue({ concurrency: maxConcurrentRuns });
   }
 
-  /** IDs of the runs this instance is executing. */
+  /** IDs of the runs (or fan-out indices, `${runId}.${index}`) this instance is executing. */
   get running(): readonly string[] {
     return [...this.#attempts.keys()];
   }
@@ -93,12 +114,11 @@ export class Executor {
 
   /** Renews the leases of running attempts; an attempt whose lease is gone is aborted. */
   async heartbeat(): Promise<void> {
-    const { clock, io, store, leaseMs, instanceId } = this.#rt;
+    const { clock, io, store, leaseMs } = this.#rt;
     await Promise.all(
       [...this.#attempts.values()].map(async (attempt) => {
         const now = clock.now();
-        const { run } = attempt;
-        const renewed = await io('renewLease', () => store.renewLease({ runId: run.id, owner: instanceId, fence: run.fence, now, leaseUntil: now + leaseMs }));
+        const renewed = await io('renewLease', () => store.renewLease({ ...this.#lease(attempt, now), leaseUntil: now + leaseMs }));
         if (renewed?.ok === true) attempt.leaseUntil = now + leaseMs;
         else if (renewed !== undefined) this.#abort(attempt, renewed.status === 'cancelled' ? 'replaced' : 'lease-lost');
       }),
@@ -108,8 +128,11 @@ export class Executor {
 
   onNotification(notification: StoreNotification): void {
     if (notification.type === 'run-finished') {
-      const attempt = this.#attempts.get(notification.runId);
-      if (attempt !== undefined && notification.status === 'cancelled') this.#abort(attempt, 'replaced');
+      const { runId, status } = notification;
+      const attempt = this.#attempts.get(runId);
+      if (attempt !== undefined && status === 'cancelled') this.#abort(attempt, 'replaced');
+      // A fan-out run ended elsewhere (another index failed it, Replace, a timeout): its indices here stop too.
+      for (const indexAttempt of this.#indexAttempts.get(runId) ?? []) this.#abort(indexAttempt, status === 'cancelled' ? 'replaced' : 'run-failed');
     } else if (notification.type === 'run-ready' && this.#jobNames.has(notification.jobName)) {
       // The notification names the run: claim it straight away rather than searching for it.
       if (notification.readyAt > this.#rt.clock.now()) this.#wakeAt(notification.readyAt);
@@ -122,16 +145,19 @@ export class Executor {
     return this.#queue.concurrency - this.#attempts.size - this.#claiming;
   }
 
-  /** Claims a run and starts it; false when another instance got it first (or the store failed). */
+  /**
+   * Claims a run (or the next index of a fan-out run) and starts it; false when
+   * another instance got it first (or the store failed).
+   */
   async #claim(runId: string, jobName: string): Promise<boolean> {
     const job = this.#jobs.get(jobName);
     if (job === undefined || this.#attempts.has(runId)) return false;
     const { clock, io, store, instanceId, leaseMs } = this.#rt;
     const now = clock.now();
     this.#claiming += 1;
-    let run: RunRecord | undefined;
+    let claim: Claim | undefined;
     try {
-      run = await io('claimRun', () =>
+      claim = await io('claimRun', () =>
         store.claimRun({
           runId,
           owner: instanceId,
@@ -144,16 +170,42 @@ export class Executor {
       // Released in the same synchronous step that `#begin` takes the slot, so no other claim slips in between.
       this.#claiming -= 1;
     }
-    if (run === undefined) return false;
+    if (claim === undefined) return false;
+    const attempt = this.#attempt(claim, job);
     if (!this.#accepting) {
       // Stopped while the claim was on its way: give the run straight back rather than start a handler.
-      await io('finishAttempt', () =>
-        store.finishAttempt({ runId, owner: instanceId, fence: run.fence, now: clock.now(), outcome: { status: 'released' } }),
-      );
+      await io('finishAttempt', () => store.finishAttempt({ ...this.#lease(attempt, clock.now()), outcome: { status: 'released' } }));
       return false;
     }
-    this.#begin(run, job);
+    this.#begin(attempt);
+    const fanOut = claim.run.fanOut;
+    // One claim leases one index: take the next while the run has room for more and this instance has a slot.
+    if (fanOut !== undefined && fanOut.active < fanOut.parallelism && fanOut.succeeded + fanOut.active < fanOut.completions && this.#freeSlots() > 0) {
+      void this.#claim(runId, jobName);
+    }
     return true;
+  }
+
+  #attempt(claim: Claim, job: NormalizedJob): Attempt {
+    const { run, index } = claim;
+    const leased = index ?? run;
+    return {
+      run,
+      index,
+      key: index === undefined ? run.id : indexId(run.id, index.index),
+      job,
+      controller: new AbortController(),
+      leaseUntil: leased.leaseUntil ?? 0,
+    };
+  }
+
+  /** What the store needs to know the caller still holds the attempt's lease. */
+  #lease(attempt: Attempt, now: number): LeaseInput {
+    const { run, index } = attempt;
+    const owner = this.#rt.instanceId;
+    return index === undefined
+      ? { runId: run.id, owner, fence: run.fence, now }
+      : { runId: run.id, index: index.index, owner, fence: index.fence, now };
   }
 
   async #fill(): Promise<void> {
@@ -173,32 +225,40 @@ export class Executor {
     if (this.#freeSlots() <= 0) this.#backlog = true;
   }
 
-  #begin(run: RunRecord, job: NormalizedJob): void {
-    const attempt: Attempt = { run, job, controller: new AbortController(), leaseUntil: run.leaseUntil ?? 0 };
-    this.#attempts.set(run.id, attempt);
+  #begin(attempt: Attempt): void {
+    this.#attempts.set(attempt.key, attempt);
+    if (attempt.index !== undefined) {
+      const siblings = this.#indexAttempts.get(attempt.run.id) ?? new Set<Attempt>();
+      siblings.add(attempt);
+      this.#indexAttempts.set(attempt.run.id, siblings);
+    }
     void this.#queue.add(() => this.#execute(attempt)).catch((error: unknown) => {
       safeEmit(this.#rt.events, 'error', error instanceof Error ? error : new Error(String(error)));
     });
   }
 
   async #execute(attempt: Attempt): Promise<void> {
-    const { run, job } = attempt;
+    const { run, index, job } = attempt;
     const { clock } = this.#rt;
     try {
-      if (run.attempt > job.retry.limit + 1) {
-        // Recovered after a lost lease with no retries left: the lost attempt was the last.
-        await this.#finish(attempt, { status: 'failed', error: run.error ?? { name: 'LeaseExpiredError', message: 'lease expired' } });
+      if (index === undefined && run.attempt > job.retry.limit + 1) {
+        // Recovered after a lost lease with no retries left: the lost attempt was the last. (The store
+        // counts a fan-out run's lost leases itself.)
+        await this.#finish(attempt, { status: 'failed', error: run.error ?? LEASE_EXPIRED_ERROR });
         return;
       }
       if (run.deadlineAt !== undefined && clock.now() >= run.deadlineAt) {
         await this.#finish(attempt, { status: 'failed', error: timeoutError(job) });
         return;
       }
-      safeEmit(this.#rt.events, 'run:started', () => ({ run: toRunInfo(run) }));
+      safeEmit(this.#rt.events, 'run:started', () => ({ run: toRunInfo(run), ...(index === undefined ? {} : { index: index.index }) }));
       const ending = await this.#runHandler(attempt);
       await this.#conclude(attempt, ending);
     } finally {
-      this.#attempts.delete(run.id);
+      this.#attempts.delete(attempt.key);
+      const siblings = this.#indexAttempts.get(run.id);
+      siblings?.delete(attempt);
+      if (siblings?.size === 0) this.#indexAttempts.delete(run.id);
       // Runs are claimed as their notifications arrive; a freed slot searches only if one was turned away.
       if (this.#backlog) {
         this.#backlog = false;
@@ -209,7 +269,7 @@ export class Executor {
 
   /** Calls the handler under its deadlines; resolves as soon as the attempt's fate is known. */
   async #runHandler(attempt: Attempt): Promise<Ending> {
-    const { run, job, controller } = attempt;
+    const { run, index, job, controller } = attempt;
     const { clock } = this.#rt;
     const now = clock.now();
     const attemptEnd = job.attemptTimeoutMs === undefined ? Infinity : now + job.attemptTimeoutMs;
@@ -224,7 +284,9 @@ export class Executor {
       jobName: run.jobName,
       scheduledAt: new Date(run.scheduledAt),
       interval: this.#interval(run),
-      attempt: run.attempt,
+      attempt: index?.attempt ?? run.attempt,
+      index: index?.index ?? 0,
+      completions: run.fanOut?.completions ?? 1,
       trigger: run.trigger,
       signal: controller.signal,
       data: run.data ?? job.data,
@@ -267,19 +329,26 @@ export class Executor {
       case 'attempt-timeout':
         return this.#fail(attempt, {
           name: 'AttemptTimeoutError',
-          message: `attempt ${attempt.run.attempt} exceeded attemptTimeout (${job.attemptTimeoutMs} ms)`,
+          message: `attempt ${attempt.index?.attempt ?? attempt.run.attempt} exceeded attemptTimeout (${job.attemptTimeoutMs} ms)`,
         });
       case 'replaced':
       case 'lease-lost':
-        return; // the run is no longer ours: whoever took it records it
+      case 'run-failed':
+        return; // the run is no longer ours: whoever took it (or ended it) records it
     }
   }
 
-  /** A failed attempt: retry after the backoff delay, unless retries or the run's deadline are exhausted. */
+  /**
+   * A failed attempt: retry after the backoff delay, unless retries or the run's
+   * deadline are exhausted. A fan-out index always asks for its retry: only the
+   * store knows how many attempts the run's other indices have failed, and it
+   * fails the run once they exceed the limit. Its delay grows with its own attempts.
+   */
   async #fail(attempt: Attempt, error: RunError): Promise<void> {
-    const { run, job } = attempt;
-    if (run.attempt > job.retry.limit) return this.#finish(attempt, { status: 'failed', error });
-    const readyAt = this.#rt.clock.now() + retryDelay(job.retry, run.attempt, run.id);
+    const { run, index, job, key } = attempt;
+    const attemptNumber = index?.attempt ?? run.attempt;
+    if (index === undefined && attemptNumber > job.retry.limit) return this.#finish(attempt, { status: 'failed', error });
+    const readyAt = this.#rt.clock.now() + retryDelay(job.retry, attemptNumber, key);
     if (run.deadlineAt !== undefined && readyAt >= run.deadlineAt) {
       return this.#finish(attempt, { status: 'failed', error: timeoutError(job) });
     }
@@ -287,9 +356,9 @@ export class Executor {
   }
 
   async #finish(attempt: Attempt, outcome: AttemptOutcome): Promise<void> {
-    const { run, controller } = attempt;
-    const { clock, io, store, instanceId, events, leaseMs } = this.#rt;
-    const write = () => io('finishAttempt', () => store.finishAttempt({ runId: run.id, owner: instanceId, fence: run.fence, now: clock.now(), outcome }));
+    const { controller } = attempt;
+    const { clock, io, store, events, leaseMs } = this.#rt;
+    const write = () => io('finishAttempt', () => store.finishAttempt({ ...this.#lease(attempt, clock.now()), outcome }));
     let result = await write();
     // The store is unreachable (reported). Keep trying while this instance may still hold the lease (the
     // heartbeat renews it while the attempt is tracked): giving up early would let another instance recover
@@ -303,17 +372,21 @@ export class Executor {
       result = await write();
     }
     if (result === undefined || !result.ok) return; // fenced out or lease lost: whoever holds the run now records it
-    const finished = result.run;
-    switch (outcome.status) {
-      case 'succeeded':
-        return safeEmit(events, 'run:succeeded', () => ({ run: toRunInfo(finished) }));
-      case 'failed':
-        return safeEmit(events, 'run:failed', () => ({ run: toRunInfo(finished), error: outcome.error }));
-      case 'retry':
-        this.#wakeAt(outcome.readyAt);
-        return safeEmit(events, 'run:retry', () => ({ run: toRunInfo(finished), error: outcome.error, retryAt: new Date(outcome.readyAt) }));
-      case 'released':
-        return;
+    // The store's answer says what happened to the run: a fan-out index's outcome may have ended it, or not.
+    const { run: finished, index } = result;
+    if (finished.status === 'succeeded') return safeEmit(events, 'run:succeeded', () => ({ run: toRunInfo(finished) }));
+    if (finished.status === 'failed') {
+      const error = finished.error ?? ('error' in outcome ? outcome.error : LEASE_EXPIRED_ERROR);
+      return safeEmit(events, 'run:failed', () => runFailedEvent(finished, error));
+    }
+    if (outcome.status === 'retry' && (index ?? finished).status === 'pending') {
+      this.#wakeAt(outcome.readyAt);
+      safeEmit(events, 'run:retry', () => ({
+        run: toRunInfo(finished),
+        error: outcome.error,
+        retryAt: new Date(outcome.readyAt),
+        ...(index === undefined ? {} : { index: index.index }),
+      }));
     }
   }
 
@@ -359,5 +432,5 @@ function abortReason(signal: AbortSignal): AbortReason {
 }
 
 function timeoutError(job: NormalizedJob): RunError {
-  return { name: 'RunTimeoutError', message: `run exceeded its timeout (${job.timeoutMs} ms)` };
+  return { name: RUN_TIMEOUT_ERROR_NAME, message: `run exceeded its timeout (${job.timeoutMs} ms)` };
 }

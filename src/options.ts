@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { parseDuration } from './duration.js';
 import { cronProblem, isValidTimeZone } from './schedule/index.js';
-import type { ConcurrencyPolicy, JsonValue, ScheduleSpec } from './store.js';
+import type { ConcurrencyPolicy, FanOutSpec, HistoryLimits, JsonValue, ScheduleSpec } from './store.js';
 import type { JobDefinition, JobHandler, SchedulerOptions } from './types.js';
 import { parseInput } from './validation.js';
 
@@ -97,6 +97,13 @@ const policySchema = z.enum(['Allow', 'Forbid', 'Replace', 'CatchUp'], {
 });
 
 const countSchema = z.number().int('must be an integer').min(0, 'must be 0 or more');
+/** Indices of a fan-out run: enough for any sharding, small enough that one run's records stay cheap. */
+const MAX_COMPLETIONS = 10_000;
+const indexCountSchema = z
+  .number()
+  .int('must be an integer')
+  .min(1, 'must be 1 or more')
+  .max(MAX_COMPLETIONS, `must be at most ${MAX_COMPLETIONS}`);
 
 const retrySchema = z
   .object({
@@ -137,7 +144,13 @@ const jobSchema = z
     ).optional(),
     timeout: durationSchema(1).optional(),
     attemptTimeout: durationSchema(1).optional(),
-    history: z.object({ succeeded: countSchema.default(3), failed: countSchema.default(1) }).strict().prefault({}),
+    pendingTimeout: durationSchema(1).optional(),
+    completions: indexCountSchema.default(1),
+    parallelism: indexCountSchema.default(1),
+    history: z
+      .object({ succeeded: countSchema.default(3), failed: countSchema.default(1), ttl: durationSchema(1).optional() })
+      .strict()
+      .prefault({}),
     data: jsonSchema.optional(),
     handler: z.custom<JobHandler>((value) => typeof value === 'function', 'must be a function'),
   })
@@ -174,7 +187,10 @@ export interface NormalizedJob {
   readonly retry: NormalizedRetry;
   readonly timeoutMs?: number;
   readonly attemptTimeoutMs?: number;
-  readonly history: { readonly succeeded: number; readonly failed: number };
+  readonly pendingTimeoutMs?: number;
+  /** Present when `completions` > 1. */
+  readonly fanOut?: FanOutSpec;
+  readonly history: HistoryLimits;
   readonly data?: JsonValue;
   readonly handler: JobHandler;
 }
@@ -201,14 +217,20 @@ export function parseJobDefinition(input: JobDefinition<never> | JobDefinition):
           maxDelayMs: options.maxDelay,
           jitter: options.jitter,
         };
+  const { ttl, ...counts } = job.history;
   return {
     name: job.name,
     schedule,
     timezone: job.timezone,
     concurrencyPolicy: job.concurrencyPolicy,
     retry,
-    history: job.history,
+    history: ttl === undefined ? counts : { ...counts, ttlMs: ttl },
     handler: job.handler,
+    // More workers than indices would idle: parallelism is capped at completions.
+    ...(job.completions > 1
+      ? { fanOut: { completions: job.completions, parallelism: Math.min(job.parallelism, job.completions), retryLimit: retry.limit } }
+      : {}),
+    ...(job.pendingTimeout === undefined ? {} : { pendingTimeoutMs: job.pendingTimeout }),
     ...(job.startingDeadline === undefined ? {} : { startingDeadlineMs: job.startingDeadline }),
     ...(job.suspend === undefined ? {} : { suspend: job.suspend }),
     ...(job.timeout === undefined ? {} : { timeoutMs: job.timeout }),

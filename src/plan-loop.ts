@@ -4,17 +4,25 @@
  * single timer for the earliest one (capped, re-checked on wake), asks the pure
  * planner what is due, and hands each decision to the store's atomic
  * `scheduleRun`. Other instances stand by and take over when the lock expires.
+ *
+ * The planner also keeps the store's house: it recovers runs whose owner went
+ * silent, fails runs nobody claimed within their `pendingTimeout` (on a timer of
+ * its own, so they fail on time), and deletes runs past their `history.ttl`.
  */
 import type { TimerHandle } from './clock.js';
-import { safeEmit } from './events.js';
+import { runFailedEvent, safeEmit } from './events.js';
 import { MinHeap } from './heap.js';
 import { nextBackfillTick, plan, type MissedRange } from './planner.js';
 import { backfillRunId, scheduledRunId } from './run-id.js';
 import { MAX_WAIT_MS, type Runtime } from './runtime.js';
-import type { JobRecord, Lock, LockLease, ScheduleRunResult, StoreNotification } from './store.js';
+import { LEASE_EXPIRED_ERROR, PENDING_TIMEOUT_ERROR, type JobRecord, type Lock, type LockLease, type RunRecord, type ScheduleRunResult, type StoreNotification } from './store.js';
 import { toRunInfo } from './views.js';
 
 const PLANNER_LOCK = 'planner';
+/** Runs recovered, expired or deleted per store call; more wait for the next heartbeat (or timer). */
+const HOUSEKEEPING_BATCH = 1_000;
+/** Jobs planned at once; each is one store call in flight. */
+const PLAN_CONCURRENCY = 64;
 /** Planning steps for one job in one wake; a guard against a store that keeps answering `conflict`. */
 const MAX_STEPS_PER_WAKE = 100;
 
@@ -35,6 +43,9 @@ export class PlanLoop {
   #lease: LockLease | undefined;
   #timer: TimerHandle | undefined;
   #timerAt: number | undefined;
+  /** Fires at the earliest known `pendingUntil`. */
+  #expiryTimer: TimerHandle | undefined;
+  #expiryAt: number | undefined;
   #waking: Promise<void> | undefined;
   #wakeAgain = false;
   #stopped = true;
@@ -55,6 +66,7 @@ export class PlanLoop {
   async stop(): Promise<void> {
     this.#stopped = true;
     this.#clearTimer();
+    this.#clearExpiryTimer();
     await this.#waking;
     const lease = this.#lease;
     this.#resign();
@@ -79,11 +91,10 @@ export class PlanLoop {
       this.#lease = lease;
       await this.#loadAll();
     }
-    const recovered = await io('recoverExpiredRuns', () => store.recoverExpiredRuns({ now, limit: 1_000 }));
-    for (const run of recovered ?? []) {
-      const error = run.error ?? { name: 'LeaseExpiredError', message: 'lease expired' };
-      safeEmit(this.#rt.events, 'run:retry', () => ({ run: toRunInfo(run), error, retryAt: new Date(run.readyAt) }));
-    }
+    const recovered = await io('recoverExpiredRuns', () => store.recoverExpiredRuns({ now, limit: HOUSEKEEPING_BATCH }));
+    for (const run of recovered ?? []) this.#reportRecovered(run);
+    await this.#expirePending();
+    await io('deleteExpiredRuns', () => store.deleteExpiredRuns({ now, limit: HOUSEKEEPING_BATCH }));
     // Notifications are hints: re-plan the jobs that wait for a run to finish, in case it was lost.
     for (const name of this.#blocked) {
       const job = this.#jobs.get(name);
@@ -95,7 +106,11 @@ export class PlanLoop {
 
   onNotification(notification: StoreNotification): void {
     if (this.#lease === undefined || this.#stopped) return;
-    if (notification.type === 'job-changed') void this.#reload(notification.jobName);
+    if (notification.type === 'run-ready') {
+      // A run became claimable: if its job has a pending timeout, that is when it fails unclaimed.
+      const pendingTimeoutMs = this.#jobs.get(notification.jobName)?.record.pendingTimeoutMs;
+      if (pendingTimeoutMs !== undefined) this.#expireAt(Math.max(notification.readyAt, this.#rt.clock.now()) + pendingTimeoutMs);
+    } else if (notification.type === 'job-changed') void this.#reload(notification.jobName);
     else if (notification.type === 'run-finished') {
       // A finished run may unblock the next CatchUp tick or backfill step; other jobs don't care.
       const job = this.#jobs.get(notification.jobName);
@@ -105,6 +120,43 @@ export class PlanLoop {
         void this.wake();
       }
     }
+  }
+
+  /** A run whose owner went silent: back to pending for a retry, or (a fan-out run out of retries) failed. */
+  #reportRecovered(run: RunRecord): void {
+    const { events } = this.#rt;
+    const error = run.error ?? LEASE_EXPIRED_ERROR;
+    if (run.status === 'failed') safeEmit(events, 'run:failed', () => runFailedEvent(run, error));
+    else safeEmit(events, 'run:retry', () => ({ run: toRunInfo(run), error, retryAt: new Date(run.readyAt) }));
+  }
+
+  /** Fails the runs nobody claimed within their pending timeout, and re-arms the timer for the next one. */
+  async #expirePending(): Promise<void> {
+    const { clock, io, store, events } = this.#rt;
+    const expired = await io('expirePendingRuns', () => store.expirePendingRuns({ now: clock.now(), limit: HOUSEKEEPING_BATCH }));
+    if (expired === undefined) return;
+    for (const run of expired.runs) safeEmit(events, 'run:failed', () => runFailedEvent(run, run.error ?? PENDING_TIMEOUT_ERROR));
+    if (expired.runs.length === HOUSEKEEPING_BATCH) this.#expireAt(clock.now());
+    else if (expired.nextAt !== undefined) this.#expireAt(expired.nextAt);
+  }
+
+  #expireAt(at: number): void {
+    if (this.#stopped || this.#lease === undefined || (this.#expiryAt !== undefined && this.#expiryAt <= at)) return;
+    this.#clearExpiryTimer();
+    const now = this.#rt.clock.now();
+    const fireAt = Math.min(Math.max(at, now), now + MAX_WAIT_MS);
+    this.#expiryAt = fireAt;
+    this.#expiryTimer = this.#rt.clock.setTimer(() => {
+      this.#expiryTimer = undefined;
+      this.#expiryAt = undefined;
+      void this.#expirePending();
+    }, fireAt - now);
+  }
+
+  #clearExpiryTimer(): void {
+    if (this.#expiryTimer !== undefined) this.#rt.clock.clearTimer(this.#expiryTimer);
+    this.#expiryTimer = undefined;
+    this.#expiryAt = undefined;
   }
 
   /** Plans every job that is due; serialized, and re-run when asked again meanwhile. */
@@ -127,23 +179,40 @@ export class PlanLoop {
     return this.#waking;
   }
 
+  /**
+   * Plans every job due now, up to `PLAN_CONCURRENCY` jobs at a time: a tick that
+   * 100 jobs share costs one store round-trip of latency, not 100 in a row. Each job
+   * is planned by one task at a time (it left the heap), so its steps stay in order.
+   */
   async #planDue(): Promise<void> {
-    while (this.#lease !== undefined && !this.#stopped) {
-      // A heartbeat stuck behind a slow store cannot renew: stop planning the moment the lease may have passed on.
-      if (this.#lease.leaseUntil <= this.#rt.clock.now()) return this.#resign();
-      const dueAt = this.#heap.peekKey();
-      if (dueAt === undefined || dueAt > this.#rt.clock.now()) return;
-      const name = this.#heap.pop() as string;
-      const job = this.#jobs.get(name);
-      if (job === undefined || job.dueAt !== dueAt) continue; // a stale heap entry
-      job.dueAt = undefined;
-      await this.#planJob(name, job);
+    while (this.#leaseValid()) {
+      const due: [string, PlannedJob][] = [];
+      const now = this.#rt.clock.now();
+      while (due.length < PLAN_CONCURRENCY) {
+        const dueAt = this.#heap.peekKey();
+        if (dueAt === undefined || dueAt > now) break;
+        const name = this.#heap.pop() as string;
+        const job = this.#jobs.get(name);
+        if (job === undefined || job.dueAt !== dueAt) continue; // a stale heap entry
+        job.dueAt = undefined;
+        due.push([name, job]);
+      }
+      if (due.length === 0) return;
+      await Promise.all(due.map(([name, job]) => this.#planJob(name, job)));
     }
+  }
+
+  /** A heartbeat stuck behind a slow store cannot renew: planning stops the moment the lease may have passed on. */
+  #leaseValid(): boolean {
+    if (this.#lease === undefined || this.#stopped) return false;
+    if (this.#lease.leaseUntil > this.#rt.clock.now()) return true;
+    this.#resign();
+    return false;
   }
 
   async #planJob(name: string, job: PlannedJob): Promise<void> {
     const { clock, io, store, schedules } = this.#rt;
-    for (let step = 0; step < MAX_STEPS_PER_WAKE && this.#jobs.get(name) === job; step += 1) {
+    for (let step = 0; step < MAX_STEPS_PER_WAKE && this.#jobs.get(name) === job && this.#leaseValid(); step += 1) {
       const record = job.record;
       if (record.suspended) return;
       const now = clock.now();
@@ -170,7 +239,8 @@ export class PlanLoop {
       }
       if (!this.#apply(name, job, result, decision.missed)) return;
     }
-    this.#setDue(name, job, clock.now() + this.#rt.leaseMs / 3);
+    // Out of steps (a store that keeps answering `conflict`): try again later. Gone or no longer leader: nothing to do.
+    if (this.#jobs.get(name) === job) this.#setDue(name, job, clock.now() + this.#rt.leaseMs / 3);
   }
 
   /** Records a `scheduleRun` result and emits its events; false when planning the job must pause. */
@@ -262,6 +332,7 @@ export class PlanLoop {
     this.#heap.clear();
     this.#blocked.clear();
     this.#clearTimer();
+    this.#clearExpiryTimer();
   }
 
   #armTimer(): void {

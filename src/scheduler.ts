@@ -336,5 +336,7 @@ function toSpec(job: NormalizedJob): JobSpec {
     concurrencyPolicy: job.concurrencyPolicy,
     history: job.history,
     ...(job.startingDeadlineMs === undefined ? {} : { startingDeadlineMs: job.startingDeadlineMs }),
+    ...(job.fanOut === undefined ? {} : { fanOut: job.fanOut }),
+    ...(job.pendingTimeoutMs === undefined ? {} : { pendingTimeoutMs: job.pendingTimeoutMs }),
   };
 }

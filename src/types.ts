@@ -39,6 +39,8 @@ export interface HistoryOptions {
   readonly succeeded?: number;
   /** Failed or cancelled runs kept per job. @default 1 */
   readonly failed?: number;
+  /** Finished runs are deleted this long after they finished, whatever the counts above. @default none */
+  readonly ttl?: Duration;
 }
 
 /** The window of data a scheduled run covers: from the previous tick to its own. */
@@ -56,8 +58,12 @@ export interface RunContext<Data extends JsonValue = JsonValue> {
   readonly scheduledAt: Date;
   /** From the schedule's tick before `scheduledAt` to `scheduledAt`; undefined for one-offs and manual runs. */
   readonly interval: RunInterval | undefined;
-  /** 1 for the first attempt, 2 for the first retry, ... */
+  /** 1 for the first attempt, 2 for the first retry, ... (of this index, in a fan-out run). */
   readonly attempt: number;
+  /** Which part of a fan-out run this call handles: 0 to `completions − 1` (0 for a plain run). */
+  readonly index: number;
+  /** The job's `completions` when the run was created (1 for a plain run). */
+  readonly completions: number;
   readonly trigger: RunTrigger;
   /** Aborted on Replace, timeout, lost lease and `stop({ abort: true })`; `signal.reason` is a `RunAbortedError`. */
   readonly signal: AbortSignal;
@@ -88,6 +94,20 @@ export interface JobDefinition<Data extends JsonValue = JsonValue> {
   readonly timeout?: Duration;
   /** Deadline of one attempt; a timed-out attempt is retried. */
   readonly attemptTimeout?: Duration;
+  /**
+   * A run (or a fan-out index) that no instance starts within this time of becoming
+   * ready fails with a `PendingTimeoutError` (`run:failed`, reason `'pending-timeout'`),
+   * for example when no live instance has registered the job. @default wait forever
+   */
+  readonly pendingTimeout?: Duration;
+  /**
+   * Fan-out: each run calls the handler once per index `0..completions−1`
+   * (`ctx.index`), and succeeds when every index has. `retry.limit` counts failed
+   * attempts over the whole run, `timeout` covers the whole run. 1 to 10,000. @default 1
+   */
+  readonly completions?: number;
+  /** Fan-out: at most this many indices of a run running at once, across all instances (capped at `completions`). @default 1 */
+  readonly parallelism?: number;
   readonly history?: HistoryOptions;
   /** Handed to every run (manual triggers may override it). */
   readonly data?: Data;
@@ -167,6 +187,19 @@ export interface RunInfo {
   /** When a pending run may start (its next retry). */
   readonly readyAt: Date;
   readonly data?: JsonValue;
+  /** Fan-out runs only: indices succeeded and running, and failed attempts over the whole run. */
+  readonly completions?: CompletionsInfo;
+}
+
+export interface CompletionsInfo {
+  /** The run's `completions` and `parallelism`, fixed when it was created. */
+  readonly total: number;
+  readonly parallelism: number;
+  readonly succeeded: number;
+  /** Failed index attempts so far (lost leases included). */
+  readonly failed: number;
+  /** Indices running now. */
+  readonly active: number;
 }
 
 export type { AbortReason };

@@ -17,6 +17,17 @@ export function toRunInfo(run: RunRecord): RunInfo {
     ...(run.finishedAt === undefined ? {} : { finishedAt: new Date(run.finishedAt) }),
     ...(run.error === undefined ? {} : { error: { name: run.error.name, message: run.error.message } }),
     ...(run.data === undefined ? {} : { data: run.data }),
+    ...(run.fanOut === undefined
+      ? {}
+      : {
+          completions: {
+            total: run.fanOut.completions,
+            parallelism: run.fanOut.parallelism,
+            succeeded: run.fanOut.succeeded,
+            failed: run.fanOut.failed,
+            active: run.fanOut.active,
+          },
+        }),
   };
 }
 

@@ -21,6 +21,8 @@ describe('schedules fire at their nominal times', () => {
         scheduledAt: new Date('2026-01-01T00:15:00Z'),
         interval: { start: new Date('2026-01-01T00:00:00Z'), end: new Date('2026-01-01T00:15:00Z') },
         attempt: 1,
+        index: 0,
+        completions: 1,
         trigger: 'schedule',
         data: { region: 'eu' },
       },
