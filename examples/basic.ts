@@ -47,6 +47,20 @@ scheduler.register({
   handler: ({ data }) => console.log(`${stamp()} welcome     ${JSON.stringify(data)}`),
 });
 
+scheduler.register({
+  name: 'shards',
+  schedule: { at: new Date(Date.now() + 4_000) },
+  completions: 6, // the handler runs once per index 0..5 ...
+  parallelism: 3, // ... at most 3 at once (across every instance sharing the store)
+  handler: async ({ index, completions, signal }) => {
+    console.log(`${stamp()} shards      index ${index + 1}/${completions} started`);
+    await systemClock.sleep('1s', signal);
+  },
+});
+
+scheduler.on('run:succeeded', ({ run }) => {
+  if (run.completions !== undefined) console.log(`${stamp()} shards      ${run.id}: all ${run.completions.succeeded} indices succeeded`);
+});
 scheduler.on('run:retry', ({ run, error, retryAt }) =>
   console.log(`${stamp()} retry       ${run.id} after "${error.message}", again at +${((retryAt.getTime() - started) / 1000).toFixed(1)}s`),
 );
