@@ -1,11 +1,15 @@
 /**
  * How records are written to and read back from Redis: the ARGV strings the scripts
- * receive and the flat HGETALL arrays they return. Numbers travel as JavaScript's
+ * receive, the flat HGETALL arrays they return for jobs and runs, and the JSON
+ * objects of string values that hold index records. Numbers travel as JavaScript's
  * own decimal strings and JSON values (`data`, `error`, the job spec) as
  * `JSON.stringify` output, so every value round-trips exactly.
  */
 import type {
   BackfillRange,
+  FanOutState,
+  IndexRecord,
+  IndexStatus,
   JobRecord,
   JobSpec,
   JsonValue,
@@ -113,6 +117,22 @@ export function decodeRunOrUndefined(value: unknown): RunRecord | undefined {
   return decodeRun(value);
 }
 
+/** A fan-out run's shape and counts, kept as separate fields of the run's hash. */
+function decodeFanOut(map: Map<string, string>): { fanOut?: FanOutState } {
+  const completions = map.get('completions');
+  if (completions === undefined) return {};
+  return {
+    fanOut: {
+      completions: Number(completions),
+      parallelism: Number(required(map, 'parallelism', 'run')),
+      retryLimit: Number(required(map, 'retryLimit', 'run')),
+      succeeded: Number(required(map, 'fanSucceeded', 'run')),
+      failed: Number(required(map, 'fanFailed', 'run')),
+      active: Number(required(map, 'fanActive', 'run')),
+    },
+  };
+}
+
 export function decodeRun(value: unknown): RunRecord {
   const map = fields(value, 'run');
   const error = map.get('error');
@@ -135,11 +155,43 @@ export function decodeRun(value: unknown): RunRecord {
     ...optionalNumber(map, 'leaseUntil'),
     fence: Number(required(map, 'fence', 'run')),
     ...optionalNumber(map, 'deadlineAt'),
+    ...decodeFanOut(map),
+    ...optionalNumber(map, 'pendingUntil'),
+    ...optionalNumber(map, 'expiresAt'),
   };
 }
 
 export function decodeRuns(value: unknown): RunRecord[] {
   return asArray(value, 'runs').map(decodeRun);
+}
+
+/** An index record as stored: a JSON object of strings (the error as a JSON string inside it). */
+export function decodeIndex(runId: string, index: unknown, value: unknown): IndexRecord {
+  const parsed: unknown = JSON.parse(asString(value, 'index record'));
+  if (parsed === null || typeof parsed !== 'object') throw malformed('index record');
+  const map = new Map(Object.entries(parsed as Record<string, unknown>).map(([field, v]) => [field, asString(v, 'index record')]));
+  const error = map.get('error');
+  const owner = map.get('owner');
+  return {
+    runId,
+    index: Number(asString(index, 'index')),
+    status: required(map, 'status', 'index record') as IndexStatus,
+    attempt: Number(required(map, 'attempt', 'index record')),
+    readyAt: Number(required(map, 'readyAt', 'index record')),
+    ...optionalNumber(map, 'startedAt'),
+    ...optionalNumber(map, 'finishedAt'),
+    ...(error === undefined ? {} : { error: JSON.parse(error) as RunError }),
+    ...(owner === undefined ? {} : { owner }),
+    ...optionalNumber(map, 'leaseUntil'),
+    fence: Number(required(map, 'fence', 'index record')),
+  };
+}
+
+/** A script's `{ index, recordJson }` pair (or nil) as the index record of run `runId`. */
+export function decodeIndexReply(runId: string, value: unknown): IndexRecord | undefined {
+  if (value === null || value === undefined) return undefined;
+  const [index, record] = asArray(value, 'index reply');
+  return decodeIndex(runId, index, record);
 }
 
 const RUN_STATUSES: ReadonlySet<string> = new Set(['pending', 'running', 'succeeded', 'failed', 'cancelled']);

@@ -1,41 +1,50 @@
 /**
- * The Redis store: jobs, cursors, runs and leases in Redis (standalone or Cluster),
- * shared by every instance that uses the same prefix. Each atomic contract method
- * is one Lua script (`scripts.ts`); reads that span several keys are scripts too,
- * so they see one consistent state. Notifications travel over pub/sub on
- * `{prefix}:events`, published by the scripts themselves.
+ * The Redis store: jobs, cursors, runs, fan-out indices and leases in Redis
+ * (standalone or Cluster), shared by every instance that uses the same prefix. Each
+ * atomic contract method is one Lua script (`scripts.ts`, `run-scripts.ts`); reads
+ * that span several keys are scripts too, so they see one consistent state.
+ * Notifications travel over pub/sub on `{prefix}:events`, published by the scripts
+ * themselves.
  */
 import { Redis } from 'ioredis';
 import { StoreError } from '../../src/errors.js';
 import { compareNewestFirst, compareReadyOrder } from '../../src/store-rules.js';
-import type {
-  AddBackfillInput,
-  ClaimRunInput,
-  CreateRunInput,
-  CreateRunResult,
-  FindReadyRunsInput,
-  FindReadyRunsResult,
-  FinishAttemptInput,
-  FinishAttemptResult,
-  JobRecord,
-  ListRunsQuery,
-  Lock,
-  RecoverExpiredRunsInput,
-  RenewLeaseInput,
-  RenewLeaseResult,
-  RunRecord,
-  RunStatus,
-  ScheduleBackfillRunInput,
-  ScheduleBackfillRunResult,
-  ScheduleRunInput,
-  ScheduleRunResult,
-  Store,
-  StoreNotification,
-  UpsertJobInput,
+import {
+  LEASE_EXPIRED_ERROR,
+  PENDING_TIMEOUT_ERROR,
+  type AddBackfillInput,
+  type Claim,
+  type ClaimRunInput,
+  type CreateRunInput,
+  type CreateRunResult,
+  type ExpireInput,
+  type ExpirePendingRunsResult,
+  type FindReadyRunsInput,
+  type FindReadyRunsResult,
+  type FinishAttemptInput,
+  type FinishAttemptResult,
+  type IndexRecord,
+  type JobRecord,
+  type ListRunsQuery,
+  type Lock,
+  type RecoverExpiredRunsInput,
+  type RenewLeaseInput,
+  type RenewLeaseResult,
+  type RunRecord,
+  type RunStatus,
+  type ScheduleBackfillRunInput,
+  type ScheduleBackfillRunResult,
+  type ScheduleRunInput,
+  type ScheduleRunResult,
+  type Store,
+  type StoreNotification,
+  type UpsertJobInput,
 } from '../../src/store.js';
 import {
   asArray,
   asString,
+  decodeIndex,
+  decodeIndexReply,
   decodeJob,
   decodeNotification,
   decodeRun,
@@ -51,12 +60,18 @@ import { closeClient, hashTag, ScriptRunner, type RedisClient } from './connecti
 import { parseStoreOptions, type RedisStoreOptions } from './options.js';
 import { LOCK_SCRIPTS } from './lock-scripts.js';
 import { RedisLock } from './redis-lock.js';
+import * as runLua from './run-scripts.js';
 import * as lua from './scripts.js';
 
 /** The key layout version `init()` records; a store refuses data laid out by another version. */
-const LAYOUT_VERSION = '1';
+const LAYOUT_VERSION = '2';
 
 type Listener = (notification: StoreNotification) => void;
+
+/** An optional number as a script argument: '' when absent. */
+function optional(value: number | undefined): string {
+  return value === undefined ? '' : num(value);
+}
 
 /** Script limits must be whole, non-negative numbers. */
 function count(limit: number): string {
@@ -137,6 +152,11 @@ export class RedisStore implements Store {
         spec.concurrencyPolicy,
         num(spec.history.succeeded),
         num(spec.history.failed),
+        optional(spec.history.ttlMs),
+        optional(spec.pendingTimeoutMs),
+        optional(spec.fanOut?.completions),
+        optional(spec.fanOut?.parallelism),
+        optional(spec.fanOut?.retryLimit),
         num(input.now),
         num(input.initialCursor),
         input.suspended === undefined ? '' : input.suspended ? '1' : '0',
@@ -232,26 +252,36 @@ export class RedisStore implements Store {
       await this.#run(lua.FIND_READY_RUNS, [num(input.now), count(input.limit), ...input.jobNames]),
       'findReadyRuns reply',
     );
-    // The script returns up to `limit` runs per job (plus ties); the global order and cut happen here.
+    // The script returns them in claim order, comparing IDs as bytes; JavaScript's string order has the last word.
     const ready = decodeRuns(runs).sort(compareReadyOrder).slice(0, Math.max(0, input.limit));
     const next = asString(nextReadyAt, 'nextReadyAt');
     return next === '' ? { runs: ready } : { runs: ready, nextReadyAt: Number(next) };
   }
 
-  async claimRun(input: ClaimRunInput): Promise<RunRecord | undefined> {
-    const reply = await this.#run(lua.CLAIM_RUN, [
+  async claimRun(input: ClaimRunInput): Promise<Claim | undefined> {
+    const reply = await this.#run(runLua.CLAIM_RUN, [
       input.runId,
       input.owner,
       num(input.now),
       num(input.leaseUntil),
-      input.deadlineAt === undefined ? '' : num(input.deadlineAt),
+      optional(input.deadlineAt),
     ]);
-    return reply === null ? undefined : decodeRun(reply);
+    if (reply === null) return undefined;
+    const [claimed, index] = asArray(reply, 'claimRun reply');
+    const record = decodeIndexReply(input.runId, index);
+    return record === undefined ? { run: decodeRun(claimed) } : { run: decodeRun(claimed), index: record };
   }
 
   async renewLease(input: RenewLeaseInput): Promise<RenewLeaseResult> {
     const [ok, status] = asArray(
-      await this.#run(lua.RENEW_LEASE, [input.runId, input.owner, num(input.fence), num(input.now), num(input.leaseUntil)]),
+      await this.#run(runLua.RENEW_LEASE, [
+        input.runId,
+        input.owner,
+        num(input.fence),
+        num(input.now),
+        num(input.leaseUntil),
+        optional(input.index),
+      ]),
       'renewLease reply',
     );
     if (ok === '1') return { ok: true };
@@ -260,8 +290,8 @@ export class RedisStore implements Store {
 
   async finishAttempt(input: FinishAttemptInput): Promise<FinishAttemptResult> {
     const { outcome } = input;
-    const [ok, run] = asArray(
-      await this.#run(lua.FINISH_ATTEMPT, [
+    const [ok, after, index] = asArray(
+      await this.#run(runLua.FINISH_ATTEMPT, [
         input.runId,
         input.owner,
         num(input.fence),
@@ -269,16 +299,35 @@ export class RedisStore implements Store {
         outcome.status,
         outcome.status === 'failed' || outcome.status === 'retry' ? encodeError(outcome.error) : '',
         outcome.status === 'retry' ? num(outcome.readyAt) : '',
+        optional(input.index),
       ]),
       'finishAttempt reply',
     );
-    if (ok === '1') return { ok: true, run: decodeRun(run) };
-    const current = decodeRunOrUndefined(run);
+    if (ok === '1') {
+      const record = decodeIndexReply(input.runId, index);
+      return record === undefined ? { ok: true, run: decodeRun(after) } : { ok: true, run: decodeRun(after), index: record };
+    }
+    const current = decodeRunOrUndefined(after);
     return current === undefined ? { ok: false } : { ok: false, run: current };
   }
 
   async recoverExpiredRuns(input: RecoverExpiredRunsInput): Promise<readonly RunRecord[]> {
-    return decodeRuns(await this.#run(lua.RECOVER_EXPIRED_RUNS, [num(input.now), count(input.limit)]));
+    return decodeRuns(
+      await this.#run(runLua.RECOVER_EXPIRED_RUNS, [num(input.now), count(input.limit), encodeError(LEASE_EXPIRED_ERROR)]),
+    );
+  }
+
+  async expirePendingRuns(input: ExpireInput): Promise<ExpirePendingRunsResult> {
+    const [runs, nextAt] = asArray(
+      await this.#run(runLua.EXPIRE_PENDING_RUNS, [num(input.now), count(input.limit), encodeError(PENDING_TIMEOUT_ERROR)]),
+      'expirePendingRuns reply',
+    );
+    const next = asString(nextAt, 'nextAt');
+    return next === '' ? { runs: decodeRuns(runs) } : { runs: decodeRuns(runs), nextAt: Number(next) };
+  }
+
+  async deleteExpiredRuns(input: ExpireInput): Promise<number> {
+    return Number(await this.#run(runLua.DELETE_EXPIRED_RUNS, [num(input.now), count(input.limit)]));
   }
 
   async getRun(id: string): Promise<RunRecord | undefined> {
@@ -292,6 +341,13 @@ export class RedisStore implements Store {
       .filter((run) => statuses === undefined || statuses.includes(run.status))
       .sort(compareNewestFirst);
     return limit === undefined ? runs : runs.slice(0, Math.max(0, limit));
+  }
+
+  async listIndices(runId: string): Promise<readonly IndexRecord[]> {
+    const hash = await this.#client.hgetall(`${this.#tag}:indices:${runId}`);
+    return Object.entries(hash)
+      .map(([index, record]) => decodeIndex(runId, index, record))
+      .sort((a, b) => a.index - b.index);
   }
 
   /**

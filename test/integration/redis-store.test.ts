@@ -5,6 +5,7 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { MemoryStore } from '../../adapters/memory/index.js';
 import { RedisLock, RedisStore } from '../../adapters/redis/index.js';
 import { ValidationError } from '../../src/errors.js';
 import type { JsonValue, Store, StoreNotification } from '../../src/store.js';
@@ -278,6 +279,45 @@ describe.skipIf(!up)('RedisStore', () => {
         expect(found.runs.map((r) => r.id)).toEqual(['a.manual.x', 'a.manual.z']);
         const both = await store.findReadyRuns({ jobNames: new Set(['a', 'busy']), now: T0 + 10, limit: 3 });
         expect(both.runs.map((r) => r.id)).toEqual(['busy.manual.0', 'busy.manual.1', 'busy.manual.10']);
+      }));
+  });
+
+  // The sorted sets break score ties with order keys of createdAt and scheduledAt: check them on awkward instants.
+  describe('tie order', () => {
+    const scheduledAts = [T0, -8_640_000_000_000_000, -0.5, 0, 0.25, T0 + 0.5, T0 - 1, 8_640_000_000_000_000, -1e-300, T0];
+
+    async function both(test: (store: Store) => Promise<void>): Promise<void> {
+      const memory = new MemoryStore();
+      await test(memory);
+      await withStore(async (store) => {
+        await test(store);
+        expect(await store.listRuns({ jobName: 'a' })).toEqual(await memory.listRuns({ jobName: 'a' }));
+      });
+    }
+
+    it('hands out ready runs sharing a readyAt by scheduledAt, then ID, as MemoryStore does', async () => {
+      const found: unknown[] = [];
+      await both(async (store) => {
+        await store.upsertJob({ spec, now: T0, initialCursor: T0 });
+        for (const [i, scheduledAt] of scheduledAts.entries()) {
+          await store.createRun({ run: { id: `a.manual.${(i * 7) % 10}`, jobName: 'a', scheduledAt, trigger: 'manual' }, now: T0 });
+        }
+        found.push((await store.findReadyRuns({ jobNames: new Set(['a']), now: T0, limit: 4 })).runs.map((r) => r.id));
+        found.push((await store.findReadyRuns({ jobNames: new Set(['a']), now: T0, limit: 20 })).runs.map((r) => r.id));
+      });
+      expect(found.slice(2)).toEqual(found.slice(0, 2));
+    });
+
+    it('prunes runs finished at the same instant by createdAt, scheduledAt, then ID, as MemoryStore does', () =>
+      both(async (store) => {
+        await store.upsertJob({ spec: { ...spec, history: { succeeded: 3, failed: 2 } }, now: T0, initialCursor: T0 });
+        for (const [i, scheduledAt] of scheduledAts.entries()) {
+          const id = `a.manual.${(i * 3) % 10}`;
+          await store.createRun({ run: { id, jobName: 'a', scheduledAt, trigger: 'manual' }, now: T0 + (i % 3) });
+          const claimed = await store.claimRun({ runId: id, owner: 'o', now: T0 + 5, leaseUntil: T0 + 60_000 });
+          const outcome = i % 2 === 0 ? { status: 'succeeded' as const } : { status: 'failed' as const, error: { name: 'E', message: 'm' } };
+          await store.finishAttempt({ runId: id, owner: 'o', fence: claimed?.run.fence ?? 0, now: T0 + 9, outcome });
+        }
       }));
   });
 });

@@ -1,0 +1,352 @@
+/**
+ * The Lua every store script starts with: key names, number and order encodings,
+ * and the record operations the scripts share (writing a run and keeping its
+ * derived entries in step, finishing and pruning, fan-out index bookkeeping).
+ *
+ * Conventions every script follows:
+ * - `KEYS[1]` is the store's hash tag, `{prefix}`; every key a script touches is
+ *   built from it (`{prefix}:job:<name>`, ...), so all of them live in one cluster
+ *   slot and cluster routing follows KEYS[1].
+ * - Time comes from ARGV (`now`, `leaseUntil`, ...); no script reads `TIME`.
+ * - Numbers arrive as decimal strings written by JavaScript and are stored as they
+ *   came. The few that Lua computes (`pendingUntil`, `expiresAt`, counters) are
+ *   written with `%.17g`, which JavaScript's `Number()` reads back as the same
+ *   double. `data`, `error` and the job spec are JSON strings written by JavaScript
+ *   and never decoded here, so they round-trip exactly (cjson would turn `[]` into
+ *   `{}` and round large numbers).
+ * - Run records travel as flat `[field, value, ...]` arrays; index records as cjson
+ *   objects whose values are all strings (so cjson never touches a number).
+ * - Notifications are published from inside the script, atomically with the write.
+ *
+ * A run is kept in `{p}:run:<id>` and, depending on its state, in: its job's
+ * `runs:` set (always), `active:` set (pending or running), `ready:` sorted set
+ * (claimable, by readyAt), `succeeded:`/`failed:` history sorted set (finished, by
+ * finishedAt); the store-wide `running` set (a plain run's lease), `pending-until`
+ * and `expiring` sorted sets. `track()` moves it between them after every write.
+ */
+export const PRELUDE = `
+local P = KEYS[1]
+local JOBS = P .. ':jobs'
+local RUN_LEASES = P .. ':running'
+local INDEX_LEASES = P .. ':running-indices'
+local PENDING_UNTIL = P .. ':pending-until'
+local EXPIRING = P .. ':expiring'
+local EVENTS = P .. ':events'
+local function jobKey(name) return P .. ':job:' .. name end
+local function backfillsKey(name) return P .. ':backfills:' .. name end
+local function runsKey(name) return P .. ':runs:' .. name end
+local function activeKey(name) return P .. ':active:' .. name end
+local function readyKey(name) return P .. ':ready:' .. name end
+local function historyKey(name, status) return P .. (status == 'succeeded' and ':succeeded:' or ':failed:') .. name end
+local function runKey(id) return P .. ':run:' .. id end
+local function indicesKey(id) return P .. ':indices:' .. id end
+local function waitingKey(id) return P .. ':waiting:' .. id end
+
+local function notify(message) redis.call('PUBLISH', EVENTS, cjson.encode(message)) end
+
+local function hgetall(key)
+  local flat = redis.call('HGETALL', key)
+  if #flat == 0 then return nil end
+  local record = {}
+  for i = 1, #flat, 2 do record[flat[i]] = flat[i + 1] end
+  return record
+end
+
+-- A record as the flat array HGETALL would return.
+local function flat(record)
+  local out = {}
+  for field, value in pairs(record) do
+    out[#out + 1] = field
+    out[#out + 1] = value
+  end
+  return out
+end
+
+-- Writes changed fields of a run (false deletes the field) to Redis and to the record.
+local function put(run, changes)
+  local set, del = {}, {}
+  for field, value in pairs(changes) do
+    if value then
+      run[field] = value
+      set[#set + 1] = field
+      set[#set + 1] = value
+    else
+      run[field] = nil
+      del[#del + 1] = field
+    end
+  end
+  if #set > 0 then redis.call('HSET', runKey(run.id), unpack(set)) end
+  if #del > 0 then redis.call('HDEL', runKey(run.id), unpack(del)) end
+end
+
+local function jobReply(name)
+  return { redis.call('HGETALL', jobKey(name)), redis.call('LRANGE', backfillsKey(name), 0, -1) }
+end
+
+local function runReply(id) return redis.call('HGETALL', runKey(id)) end
+
+-- Byte order, as JavaScript compares ASCII IDs (Lua's own < on strings follows the server's locale).
+local function before(a, b)
+  for i = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+
+local function isActive(status) return status == 'pending' or status == 'running' end
+
+-- A number Lua computed, as a string JavaScript's Number() reads back exactly.
+local function fmt(value) return string.format('%.17g', value) end
+
+-- A number as 16 hex digits whose byte order is the numeric order (the IEEE-754
+-- bits with the sign bit flipped, or all bits for a negative number), so that
+-- sorted-set members order ties as the store rules do.
+local function orderKey(value)
+  local bytes = { string.byte(struct.pack('>d', tonumber(value)), 1, 8) }
+  local negative = bytes[1] >= 128
+  for i = 1, 8 do
+    local byte = bytes[i]
+    if negative then byte = 255 - byte elseif i == 1 then byte = byte + 128 end
+    bytes[i] = string.format('%02x', byte)
+  end
+  return table.concat(bytes)
+end
+
+-- ready: members: readyAt ties order by scheduledAt, then ID (compareReadyOrder).
+local function readyMember(run) return orderKey(run.scheduledAt) .. run.id end
+local function readyMemberId(member) return string.sub(member, 17) end
+-- History members: finishedAt ties order by createdAt, then scheduledAt, then ID (pruneHistory).
+local function historyMember(run) return orderKey(run.createdAt) .. orderKey(run.scheduledAt) .. run.id end
+local function historyMemberId(member) return string.sub(member, 33) end
+
+-- Index numbers padded so that byte order is numeric order.
+local function pad(index) return string.format('%010d', tonumber(index)) end
+-- Running-indices members: leaseUntil ties order by run ID, then index (IDs are printable, above ' ').
+local function indexLeaseMember(id, index) return id .. ' ' .. pad(index) end
+
+local function getIndex(id, index)
+  local encoded = redis.call('HGET', indicesKey(id), tostring(index))
+  if not encoded then return nil end
+  return cjson.decode(encoded)
+end
+
+local function putIndex(id, index, record)
+  redis.call('HSET', indicesKey(id), tostring(index), cjson.encode(record))
+end
+
+local function indexReply(index, record) return { tostring(index), cjson.encode(record) } end
+
+-- The index a claim of a fan-out run would take and when it is ready (nextWaitingIndex
+-- in store-rules.ts): the earliest ready among the pending records (waiting:) and the
+-- lowest never-started index (from fanStarted on, ready from createdAt), ties by
+-- lowest index. Returns readyAt, index, and whether the index is never-started; nil
+-- when no index waits.
+local function nextWaiting(run)
+  local readyAt, index
+  local first = redis.call('ZRANGE', waitingKey(run.id), 0, 0, 'WITHSCORES')
+  if #first > 0 then index, readyAt = tonumber(first[1]), first[2] end
+  local fresh = tonumber(run.fanStarted)
+  if fresh < tonumber(run.completions) then
+    local createdAt = tonumber(run.createdAt)
+    if not readyAt or createdAt < tonumber(readyAt) or (createdAt == tonumber(readyAt) and fresh < index) then
+      return run.createdAt, fresh, true
+    end
+  end
+  return readyAt, index, false
+end
+
+-- isClaimable in store-rules.ts.
+local function claimable(run)
+  if not run.completions then return run.status == 'pending' end
+  return isActive(run.status) and tonumber(run.fanActive) < tonumber(run.parallelism)
+    and (tonumber(run.fanStarted) < tonumber(run.completions) or redis.call('ZCARD', waitingKey(run.id)) > 0)
+end
+
+-- After every write to a run: its ready, active and lease entries follow its record,
+-- the pendingUntil rule is applied, and a run left claimable is announced.
+local function track(run, now)
+  local id, jobName = run.id, run.jobName
+  local ready = claimable(run)
+  if ready then redis.call('ZADD', readyKey(jobName), run.readyAt, readyMember(run))
+  else redis.call('ZREM', readyKey(jobName), readyMember(run)) end
+  if isActive(run.status) then redis.call('SADD', activeKey(jobName), id)
+  else redis.call('SREM', activeKey(jobName), id) end
+  if run.status == 'running' and not run.completions then redis.call('ZADD', RUN_LEASES, run.leaseUntil, id)
+  else redis.call('ZREM', RUN_LEASES, id) end
+  local timeout = ready and redis.call('HGET', jobKey(jobName), 'pendingTimeout')
+  if timeout then
+    local pendingUntil = fmt(math.max(tonumber(run.readyAt), tonumber(now)) + tonumber(timeout))
+    put(run, { pendingUntil = pendingUntil })
+    redis.call('ZADD', PENDING_UNTIL, pendingUntil, id)
+  elseif run.pendingUntil then
+    put(run, { pendingUntil = false })
+    redis.call('ZREM', PENDING_UNTIL, id)
+  end
+  if ready then notify({ type = 'run-ready', jobName = jobName, runId = id, readyAt = run.readyAt }) end
+end
+
+-- The job's active runs (pending or running), as records, oldest first (compareOldestFirst).
+local function activeRuns(name)
+  local active = {}
+  for _, id in ipairs(redis.call('SMEMBERS', activeKey(name))) do
+    local run = hgetall(runKey(id))
+    if run then table.insert(active, run) end
+  end
+  table.sort(active, function(a, b)
+    local ca, cb = tonumber(a.createdAt), tonumber(b.createdAt)
+    if ca ~= cb then return ca < cb end
+    local sa, sb = tonumber(a.scheduledAt), tonumber(b.scheduledAt)
+    if sa ~= sb then return sa < sb end
+    return before(a.id, b.id)
+  end)
+  return active
+end
+
+-- Creates a pending run from ARGV[base .. base + 5]: id, jobName, scheduledAt,
+-- trigger, hasData ('1'/'0'), data (JSON); a fan-out run when its job has fanOut.
+local function insertRun(base, now)
+  local id, jobName = ARGV[base], ARGV[base + 1]
+  local run = { id = id, jobName = jobName, scheduledAt = ARGV[base + 2], trigger = ARGV[base + 3], status = 'pending',
+    attempt = '1', createdAt = now, readyAt = now, fence = '0' }
+  if ARGV[base + 4] == '1' then run.data = ARGV[base + 5] end
+  local fanOut = redis.call('HMGET', jobKey(jobName), 'fanCompletions', 'fanParallelism', 'fanRetryLimit')
+  if fanOut[1] then
+    run.completions, run.parallelism, run.retryLimit = fanOut[1], fanOut[2], fanOut[3]
+    run.fanSucceeded, run.fanFailed, run.fanActive, run.fanStarted = '0', '0', '0', '0'
+  end
+  redis.call('HSET', runKey(id), unpack(flat(run)))
+  redis.call('SADD', runsKey(jobName), id)
+  track(run, now)
+  return run
+end
+
+-- Deletes a finished run and its index records; the caller removes its history entry.
+local function deleteFinished(id, jobName)
+  redis.call('DEL', runKey(id), indicesKey(id), waitingKey(id))
+  redis.call('SREM', runsKey(jobName), id)
+  redis.call('ZREM', EXPIRING, id)
+end
+
+-- Deletes finished runs beyond the job's history limits (keep: succeeded, failed),
+-- oldest first (pruneHistory in store-rules.ts): by rank in the history sets, only
+-- when over a limit.
+local function prune(name, keep)
+  for i, status in ipairs({ 'succeeded', 'failed' }) do
+    local key = historyKey(name, status)
+    local excess = redis.call('ZCARD', key) - (tonumber(keep[i]) or 0)
+    if excess > 0 then
+      for _, member in ipairs(redis.call('ZRANGE', key, 0, excess - 1)) do deleteFinished(historyMemberId(member), name) end
+      redis.call('ZREMRANGEBYRANK', key, 0, excess - 1)
+    end
+  end
+end
+
+-- Cancels the unfinished index records of a fan-out run that ends, fencing out their owners.
+local function cancelIndices(run, now)
+  local records = redis.call('HGETALL', indicesKey(run.id))
+  for i = 1, #records, 2 do
+    local record = cjson.decode(records[i + 1])
+    if isActive(record.status) then
+      if record.status == 'running' then redis.call('ZREM', INDEX_LEASES, indexLeaseMember(run.id, records[i])) end
+      record.status, record.finishedAt, record.owner, record.leaseUntil = 'cancelled', now, nil, nil
+      redis.call('HSET', indicesKey(run.id), records[i], cjson.encode(record))
+    end
+  end
+  redis.call('DEL', waitingKey(run.id))
+end
+
+-- A run's final write (succeeded, failed or cancelled) and the bookkeeping it implies:
+-- expiresAt, unfinished index records cancelled, the job's counters and history
+-- (pruned), run-finished. Cancellations (Replace) prune too: pruning keeps the newest
+-- of a total order, so pruning after each one ends where pruning once would.
+local function finalize(run, status, now, errorJson)
+  local jobName = run.jobName
+  local job = redis.call('HMGET', jobKey(jobName), 'createdAt', 'historyTtl', 'historySucceeded', 'historyFailed')
+  local changes = { status = status, finishedAt = now, owner = false, leaseUntil = false }
+  -- A success clears the error of an earlier attempt; a cancellation keeps it for the record.
+  if status == 'succeeded' then changes.error = false elseif status == 'failed' then changes.error = errorJson end
+  if job[2] then changes.expiresAt = fmt(tonumber(now) + tonumber(job[2])) end
+  if run.completions then
+    -- After a success every index has succeeded: nothing to cancel.
+    if status ~= 'succeeded' then cancelIndices(run, now) end
+    changes.fanActive = '0'
+  end
+  put(run, changes)
+  track(run, now)
+  redis.call('ZADD', historyKey(jobName, status), now, historyMember(run))
+  if run.expiresAt then redis.call('ZADD', EXPIRING, run.expiresAt, run.id) end
+  if job[1] then
+    if status == 'succeeded' then
+      redis.call('HINCRBY', jobKey(jobName), 'succeeded', 1)
+      redis.call('HSET', jobKey(jobName), 'lastSuccessfulTime', now)
+    elseif status == 'failed' then
+      redis.call('HINCRBY', jobKey(jobName), 'failed', 1)
+    end
+    prune(jobName, { job[3], job[4] })
+  end
+  notify({ type = 'run-finished', jobName = jobName, runId = run.id, status = status })
+end
+
+-- Applies an attempt's outcome to a plain run: succeeded | failed | retry | released.
+local function finishRun(run, outcome, now, errorJson, retryAt)
+  if outcome == 'retry' then
+    put(run, { status = 'pending', attempt = tostring(tonumber(run.attempt) + 1), readyAt = retryAt, error = errorJson,
+      owner = false, leaseUntil = false })
+  elseif outcome == 'released' then
+    put(run, { status = 'pending', readyAt = now, owner = false, leaseUntil = false })
+  else
+    return finalize(run, outcome, now, errorJson)
+  end
+  track(run, now)
+end
+
+-- Writes an unfinished fan-out run after its index records: status and readyAt follow
+-- from the indices (with no index waiting, readyAt keeps its last value).
+local function writeFanOut(run, changes, now)
+  changes.status = tonumber(changes.fanActive or run.fanActive) > 0 and 'running' or 'pending'
+  put(run, changes)
+  local readyAt = nextWaiting(run)
+  if readyAt and readyAt ~= run.readyAt then put(run, { readyAt = readyAt }) end
+  track(run, now)
+end
+
+-- Applies an attempt's outcome to index \`index\` (its record \`record\`, running) of a
+-- fan-out run, and what it implies for the run.
+local function finishIndex(run, index, record, outcome, now, errorJson, retryAt)
+  local id = run.id
+  redis.call('ZREM', INDEX_LEASES, indexLeaseMember(id, index))
+  record.owner, record.leaseUntil = nil, nil
+  local changes = { fanActive = tostring(tonumber(run.fanActive) - 1) }
+  local runStatus
+  if outcome == 'succeeded' then
+    record.status, record.finishedAt, record.error = 'succeeded', now, nil
+    changes.fanSucceeded = tostring(tonumber(run.fanSucceeded) + 1)
+    if tonumber(changes.fanSucceeded) >= tonumber(run.completions) then runStatus = 'succeeded' end
+  elseif outcome == 'released' then
+    record.status, record.readyAt = 'pending', now
+  else
+    changes.fanFailed = tostring(tonumber(run.fanFailed) + 1)
+    record.error = errorJson
+    if outcome == 'retry' and tonumber(changes.fanFailed) <= tonumber(run.retryLimit) then
+      record.status, record.attempt, record.readyAt = 'pending', tostring(tonumber(record.attempt) + 1), retryAt
+    else
+      record.status, record.finishedAt = 'failed', now
+      runStatus = 'failed'
+    end
+  end
+  putIndex(id, index, record)
+  if record.status == 'pending' then redis.call('ZADD', waitingKey(id), record.readyAt, pad(index)) end
+  if runStatus then
+    put(run, changes)
+    finalize(run, runStatus, now, errorJson)
+  else
+    writeFanOut(run, changes, now)
+  end
+end
+`;
+
+/** Builds a store script: the prelude, then the script's own body. */
+export function script(body: string): string {
+  return `${PRELUDE}\n${body}`;
+}

@@ -1,0 +1,188 @@
+/**
+ * The Lua scripts that execute runs: claims, leases, finishes, lease recovery and the
+ * two expiry sweeps (pending timeout, history TTL). Each is one atomic step; the
+ * conventions and shared helpers are in `lua-prelude.ts`.
+ */
+import { script } from './lua-prelude.js';
+
+/**
+ * ARGV: runId, owner, now, leaseUntil, deadlineAt ('' when none).
+ * Returns { run, index | nil } (index: { index, recordJson }), or nil when nothing is claimable.
+ */
+export const CLAIM_RUN = script(`
+local id, owner, now, leaseUntil, deadlineAt = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local run = hgetall(runKey(id))
+if not run or not claimable(run) then return false end
+local changes = {}
+if not run.startedAt then changes.startedAt = now end
+if not run.deadlineAt and deadlineAt ~= '' then changes.deadlineAt = deadlineAt end
+if not run.completions then
+  if tonumber(run.readyAt) > tonumber(now) then return false end
+  changes.status, changes.owner, changes.leaseUntil = 'running', owner, leaseUntil
+  changes.fence = tostring(tonumber(run.fence) + 1)
+  put(run, changes)
+  track(run, now)
+  return { flat(run), false }
+end
+local readyAt, index, fresh = nextWaiting(run)
+if tonumber(readyAt) > tonumber(now) then return false end
+-- A first claim creates the index's record; a re-claim adopts it.
+local record
+if fresh then
+  record = { attempt = '1', readyAt = readyAt, fence = '0' }
+  changes.fanStarted = tostring(index + 1)
+else
+  record = getIndex(id, index)
+  redis.call('ZREM', waitingKey(id), pad(index))
+end
+record.status, record.owner, record.leaseUntil = 'running', owner, leaseUntil
+record.fence = tostring(tonumber(record.fence) + 1)
+if not record.startedAt then record.startedAt = now end
+putIndex(id, index, record)
+redis.call('ZADD', INDEX_LEASES, leaseUntil, indexLeaseMember(id, index))
+changes.fanActive = tostring(tonumber(run.fanActive) + 1)
+writeFanOut(run, changes, now)
+return { flat(run), indexReply(index, record) }
+`);
+
+/** ARGV: runId, owner, fence, now, leaseUntil, index ('' for a plain run). Returns { '1' } or { '0', status | '' }. */
+export const RENEW_LEASE = script(`
+local id, owner, fence, leaseUntil, index = ARGV[1], ARGV[2], ARGV[3], ARGV[5], ARGV[6]
+if index == '' then
+  local run = hgetall(runKey(id))
+  if not run or run.completions or run.status ~= 'running' or run.owner ~= owner or tonumber(run.fence) ~= tonumber(fence) then
+    return { '0', run and run.status or '' }
+  end
+  redis.call('HSET', runKey(id), 'leaseUntil', leaseUntil)
+  redis.call('ZADD', RUN_LEASES, leaseUntil, id)
+  return { '1' }
+end
+-- Renewing an index changes nothing its run records.
+local record = getIndex(id, index)
+if not record or record.status ~= 'running' or record.owner ~= owner or tonumber(record.fence) ~= tonumber(fence) then
+  return { '0', record and record.status or '' }
+end
+record.leaseUntil = leaseUntil
+putIndex(id, index, record)
+redis.call('ZADD', INDEX_LEASES, leaseUntil, indexLeaseMember(id, index))
+return { '1' }
+`);
+
+/**
+ * ARGV: runId, owner, fence, now, outcome (succeeded | failed | retry | released),
+ * errorJson, retryReadyAt, index ('' for a plain run).
+ * Returns { '1', run, index | nil } or { '0', run | {} }.
+ */
+export const FINISH_ATTEMPT = script(`
+local id, owner, fence, now, outcome, errorJson, retryAt, index =
+  ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8]
+local run = hgetall(runKey(id))
+if not run then return { '0', {} } end
+if index == '' then
+  if run.completions or run.status ~= 'running' or run.owner ~= owner or tonumber(run.fence) ~= tonumber(fence) then
+    return { '0', flat(run) }
+  end
+  finishRun(run, outcome, now, errorJson, retryAt)
+  return { '1', flat(run), false }
+end
+local record = run.completions and getIndex(id, index)
+if not record or record.status ~= 'running' or record.owner ~= owner or tonumber(record.fence) ~= tonumber(fence) then
+  return { '0', flat(run) }
+end
+finishIndex(run, tonumber(index), record, outcome, now, errorJson, retryAt)
+return { '1', flat(run), indexReply(index, record) }
+`);
+
+/**
+ * ARGV: now, limit, leaseExpiredErrorJson. Recovers the first \`limit\` expired leases
+ * of plain runs and indices together (compareExpiredLeases: leaseUntil, then run ID,
+ * then index, a plain run first). Returns the runs after each recovery.
+ */
+export const RECOVER_EXPIRED_RUNS = script(`
+local now, limit, errorJson = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+local recovered = {}
+if limit <= 0 then return recovered end
+local leases = {}
+local plain = redis.call('ZRANGE', RUN_LEASES, '-inf', '(' .. now, 'BYSCORE', 'LIMIT', 0, limit, 'WITHSCORES')
+for i = 1, #plain, 2 do table.insert(leases, { id = plain[i], leaseUntil = tonumber(plain[i + 1]) }) end
+local indices = redis.call('ZRANGE', INDEX_LEASES, '-inf', '(' .. now, 'BYSCORE', 'LIMIT', 0, limit, 'WITHSCORES')
+for i = 1, #indices, 2 do
+  local member = indices[i]
+  table.insert(leases, { id = string.sub(member, 1, -12), index = tonumber(string.sub(member, -10)),
+    leaseUntil = tonumber(indices[i + 1]), member = member })
+end
+table.sort(leases, function(a, b)
+  if a.leaseUntil ~= b.leaseUntil then return a.leaseUntil < b.leaseUntil end
+  if a.id ~= b.id then return before(a.id, b.id) end
+  return (a.index or -1) < (b.index or -1)
+end)
+for _, lease in ipairs(leases) do
+  if #recovered >= limit then break end
+  local run = hgetall(runKey(lease.id))
+  if not lease.index then
+    if run and not run.completions and run.status == 'running' then
+      put(run, { status = 'pending', attempt = tostring(tonumber(run.attempt) + 1), readyAt = now, error = errorJson,
+        owner = false, leaseUntil = false })
+      track(run, now)
+      table.insert(recovered, flat(run))
+    else
+      redis.call('ZREM', RUN_LEASES, lease.id)
+    end
+  else
+    -- An earlier recovery in this call may have failed the run, cancelling this index.
+    local record = run and run.completions and getIndex(lease.id, lease.index)
+    if record and record.status == 'running' then
+      finishIndex(run, lease.index, record, 'retry', now, errorJson, now)
+      table.insert(recovered, flat(run))
+    else
+      redis.call('ZREM', INDEX_LEASES, lease.member)
+    end
+  end
+end
+return recovered
+`);
+
+/**
+ * ARGV: now, limit, pendingTimeoutErrorJson. Fails the first \`limit\` claimable runs
+ * whose pendingUntil <= now (earliest first, ties by ID). Returns { runs, nextAt | '' }.
+ */
+export const EXPIRE_PENDING_RUNS = script(`
+local now, limit, errorJson = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+local expired = {}
+if limit > 0 then
+  for _, id in ipairs(redis.call('ZRANGE', PENDING_UNTIL, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit)) do
+    local run = hgetall(runKey(id))
+    if run and run.pendingUntil and claimable(run) then
+      finalize(run, 'failed', now, errorJson)
+      table.insert(expired, flat(run))
+    else
+      redis.call('ZREM', PENDING_UNTIL, id)
+    end
+  end
+end
+local nextAt = redis.call('ZRANGE', PENDING_UNTIL, 0, 0, 'WITHSCORES')
+return { expired, nextAt[2] or '' }
+`);
+
+/** ARGV: now, limit. Deletes the first \`limit\` finished runs whose expiresAt <= now. Returns how many. */
+export const DELETE_EXPIRED_RUNS = script(`
+local now, limit = ARGV[1], tonumber(ARGV[2])
+local deleted = 0
+if limit <= 0 then return deleted end
+for _, id in ipairs(redis.call('ZRANGE', EXPIRING, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit)) do
+  local run = hgetall(runKey(id))
+  if run and not isActive(run.status) then
+    redis.call('ZREM', historyKey(run.jobName, run.status), historyMember(run))
+    deleteFinished(id, run.jobName)
+    deleted = deleted + 1
+  else
+    redis.call('ZREM', EXPIRING, id)
+  end
+end
+return deleted
+`);
+
+/** Every run script, for `init()` to load. */
+export const RUN_SCRIPTS: readonly string[] = [
+  CLAIM_RUN, RENEW_LEASE, FINISH_ATTEMPT, RECOVER_EXPIRED_RUNS, EXPIRE_PENDING_RUNS, DELETE_EXPIRED_RUNS,
+];
