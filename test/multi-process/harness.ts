@@ -44,6 +44,8 @@ export interface WorkerConfig {
 export interface WorkerSpec {
   readonly instance: string;
   readonly jobs: readonly string[];
+  /** Extra environment variables (e.g. `TW_FANOUT_AT`). */
+  readonly env?: Readonly<Record<string, string>>;
   /** Registered when the worker gets SIGUSR2. */
   readonly lateJobs?: readonly string[];
 }
@@ -86,6 +88,7 @@ export class Harness {
         TW_JOBS: spec.jobs.join(','),
         TW_LATE_JOBS: (spec.lateJobs ?? []).join(','),
         TW_LEASE_MS: String(config.leaseMs ?? 2000),
+        ...spec.env,
         ...(config.redisUrl === undefined ? {} : { TW_REDIS_URL: config.redisUrl }),
         ...(config.redisCommandTimeoutMs === undefined ? {} : { TW_REDIS_COMMAND_TIMEOUT: String(config.redisCommandTimeoutMs) }),
         ...(config.clusterNodes === undefined ? {} : { TW_CLUSTER_NODES: JSON.stringify(config.clusterNodes) }),

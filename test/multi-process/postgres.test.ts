@@ -10,7 +10,7 @@ import pg from 'pg';
 import { afterAll, describe, it } from 'vitest';
 import { DATABASE_URL, requireServer, uniqueNamespace } from '../integration/servers.js';
 import { sleep } from './harness.js';
-import { killScenario, outageScenario } from './scenario.js';
+import { fanOutScenario, killScenario, outageScenario } from './scenario.js';
 
 const run = promisify(execFile);
 const up = await requireServer('postgres');
@@ -57,6 +57,12 @@ describe.skipIf(!up)('multi-process: Postgres', () => {
     const schema = uniqueNamespace('twmp');
     schemas.push(schema);
     await killScenario('postgres', { store: 'postgres', namespace: schema, databaseUrl: DATABASE_URL, leaseMs: 2000 });
+  });
+
+  it('a fan-out run (12 indices, 4 at once) over three processes, one SIGKILLed mid-index: every index once, the killed one retried', async () => {
+    const schema = uniqueNamespace('twmp');
+    schemas.push(schema);
+    await fanOutScenario('postgres-fan-out', { store: 'postgres', namespace: schema, databaseUrl: DATABASE_URL, leaseMs: 2000 });
   });
 
   it('three processes, the planner SIGKILLed mid-handler: planner failover, recovery, nothing twice, missed ticks reported', async () => {

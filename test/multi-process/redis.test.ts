@@ -7,7 +7,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { REDIS_URL, deleteRedisKeys, requireServer, uniqueNamespace } from '../integration/servers.js';
 import { sleep } from './harness.js';
-import { killScenario, outageScenario } from './scenario.js';
+import { fanOutScenario, killScenario, outageScenario } from './scenario.js';
 
 const up = await requireServer('redis');
 
@@ -35,6 +35,12 @@ describe.skipIf(!up)('multi-process: Redis', () => {
     const prefix = uniqueNamespace('twmp');
     prefixes.push(prefix);
     await killScenario('redis-planner', { store: 'redis', namespace: prefix, redisUrl: REDIS_URL, leaseMs: 2000 }, { killPlanner: true });
+  });
+
+  it('a fan-out run (12 indices, 4 at once) over three processes, one SIGKILLed mid-index: every index once, the killed one retried', async () => {
+    const prefix = uniqueNamespace('twmp');
+    prefixes.push(prefix);
+    await fanOutScenario('redis-fan-out', { store: 'redis', namespace: prefix, redisUrl: REDIS_URL, leaseMs: 2000 });
   });
 
   /** `CLIENT PAUSE 5000 ALL` through the test's own connection: every other client's commands wait 5 s. */

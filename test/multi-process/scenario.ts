@@ -333,3 +333,76 @@ export async function outageScenario(label: string, config: WorkerConfig, outage
     if (!passed || process.env.TW_MP_KEEP_LOGS !== undefined) console.log(`[${label}] merged log: ${h.save(label)}`);
   }
 }
+
+/**
+ * SPEC §5a with real processes: the one run of `fan-out` (12 indices of 1.5 s, at
+ * most 4 at once) over three processes; the first process to start an index is
+ * SIGKILLed mid-index. Every index must succeed exactly once (the killed ones
+ * retried by a survivor once their lease expires), the run must succeed once, and
+ * never more than 4 indices may run at once.
+ */
+export async function fanOutScenario(label: string, config: WorkerConfig): Promise<string> {
+  const h = new Harness(config);
+  let passed = false;
+  try {
+    const leaseMs = config.leaseMs ?? 2000;
+    const env = { TW_FANOUT_AT: String(Date.now() + 8_000) };
+    const procs = ['a', 'b', 'c'].map((instance) => h.spawn({ instance, jobs: ['fan-out'], env }));
+    await Promise.all(procs.map((proc) => h.waitFor(`${proc.instance} ready`, (l) => l.ev === 'ready' && l.pid === proc.pid, 20_000)));
+    const first = await h.waitFor('a fan-out index starting', (l) => l.ev === 'start' && l.job === 'fan-out', 30_000);
+    await sleep(300);
+    const victim = procs.find((proc) => proc.pid === first.pid)!;
+    const killT = await h.kill(victim);
+    const done = await h.waitFor('fan-out run succeeded', (l) => l.ev === 'run:succeeded' && l.job === 'fan-out', 60_000);
+    await sleep(1_000); // a second success, if there were one, would show up here
+    await h.stopAll();
+
+    const starts = h.lines.filter((l) => l.ev === 'start' && l.job === 'fan-out');
+    const ends = h.lines.filter((l) => l.ev === 'end' && l.job === 'fan-out');
+    const succeededPerIndex = new Map<number, LogLine[]>();
+    for (const end of ends.filter((l) => l.outcome === 'ok')) succeededPerIndex.set(end.index as number, [...(succeededPerIndex.get(end.index as number) ?? []), end]);
+    const endOf = (start: LogLine): LogLine | undefined =>
+      ends.find((end) => end.pid === start.pid && end.index === start.index && end.attempt === start.attempt);
+    const killed = starts.filter((start) => start.pid === victim.pid && endOf(start) === undefined);
+    const retriedBy = killed.map((k) => starts.find((s) => s.index === k.index && s.pid !== victim.pid && (s.attempt as number) > (k.attempt as number)));
+    const recoveryMs = retriedBy.map((s) => (s === undefined ? undefined : s.t - killT));
+    // Handlers running at once, from the log: each start until its end (or its process's kill).
+    const points = starts.flatMap((start) => [
+      { t: start.t, d: 1 },
+      { t: endOf(start)?.t ?? (start.pid === victim.pid ? killT : Infinity), d: -1 },
+    ]);
+    points.sort((p, q) => p.t - q.t || p.d - q.d);
+    let active = 0;
+    let maxActive = 0;
+    for (const point of points) maxActive = Math.max(maxActive, (active += point.d));
+    const perProcess: Record<string, number> = {};
+    for (const [, lines] of succeededPerIndex) for (const line of lines) perProcess[`${line.instance}/${line.pid}`] = (perProcess[`${line.instance}/${line.pid}`] ?? 0) + 1;
+    const successes = h.lines.filter((l) => l.ev === 'run:succeeded' && l.job === 'fan-out');
+    const summary =
+      `[${label}] fan-out 12 × 1.5 s, parallelism 4, 3 processes, ${victim.instance} SIGKILLed mid-index: ` +
+      `indices succeeded per process ${JSON.stringify(perProcess)}; handler starts ${starts.length}; max running at once ${maxActive}; ` +
+      `killed indices ${killed.map((k) => `${String(k.index)}#${String(k.attempt)}`).join(', ')} retried by ${retriedBy.map((s) => s?.instance ?? 'nobody').join(', ')} ` +
+      `after ${recoveryMs.map((ms) => `${ms} ms`).join(', ')} (leaseMs ${leaseMs}); run succeeded ${successes.length}× at +${done.t - Number(env.TW_FANOUT_AT)} ms`;
+    console.log(summary);
+
+    assertProcessesHealthy(h);
+    expect(
+      Array.from({ length: 12 }, (_, index) => succeededPerIndex.get(index)?.length ?? 0),
+      `${label}: successes per index:\n${show(starts.concat(ends))}`,
+    ).toEqual(Array.from({ length: 12 }, () => 1));
+    expect(killed.length, `${label}: the victim was not mid-index when killed`).toBeGreaterThan(0);
+    expect(retriedBy.map((s) => s?.instance), `${label}: killed indices not retried by a survivor`).not.toContain(undefined);
+    for (const ms of recoveryMs) {
+      expect(ms!, 'retried before the lease could have expired').toBeGreaterThanOrEqual(leaseMs / 3);
+      expect(ms!, `${label}: recovery took too long`).toBeLessThan(leaseMs * 3 + 2_000);
+    }
+    expect(maxActive, `${label}: more than 4 indices at once`).toBeLessThanOrEqual(4);
+    expect(maxActive).toBe(4);
+    expect(successes).toHaveLength(1);
+    passed = true;
+    return summary;
+  } finally {
+    await h.killAll();
+    if (!passed || process.env.TW_MP_KEEP_LOGS !== undefined) console.log(`[${label}] merged log: ${h.save(label)}`);
+  }
+}

@@ -8,6 +8,7 @@
  * - `TW_JOBS`: comma-separated job names registered before `start()`
  * - `TW_LATE_JOBS`: comma-separated job names registered on SIGUSR2 (while running)
  * - `TW_LEASE_MS`: the scheduler's `leaseMs`
+ * - `TW_FANOUT_AT`: epoch ms of the one run of the `fan-out` job (12 indices, 4 at once)
  * - `TW_REDIS_COMMAND_TIMEOUT`: when set, the worker builds its own ioredis client with this
  *   `commandTimeout` (ms) and hands it to the store, so an unresponsive Redis fails commands
  * - `TW_REDIS_URL`, `TW_CLUSTER_NODES` (JSON `[{host,port}]`), `TW_DATABASE_URL`
@@ -62,7 +63,7 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 
 function handler(job: string, ms: number) {
   return async (ctx: RunContext): Promise<void> => {
-    const base = { job, runId: ctx.runId, scheduledAt: ctx.scheduledAt.getTime(), attempt: ctx.attempt };
+    const base = { job, runId: ctx.runId, scheduledAt: ctx.scheduledAt.getTime(), attempt: ctx.attempt, index: ctx.index };
     log({ ev: 'start', ...base });
     try {
       await sleep(ms, ctx.signal);
@@ -81,6 +82,13 @@ const JOBS: Record<string, JobDefinition> = {
   'catchup-1s': { name: 'catchup-1s', schedule: '* * * * * *', concurrencyPolicy: 'CatchUp', handler: handler('catchup-1s', 1200) },
   'slow-kill': { name: 'slow-kill', schedule: '*/5 * * * * *', concurrencyPolicy: 'Allow', handler: handler('slow-kill', 3000) },
   'only-on-a': { name: 'only-on-a', schedule: '* * * * * *', concurrencyPolicy: 'Allow', handler: handler('only-on-a', 50) },
+  'fan-out': {
+    name: 'fan-out',
+    schedule: { at: Number(env.TW_FANOUT_AT ?? 0) },
+    completions: 12,
+    parallelism: 4,
+    handler: handler('fan-out', 1500),
+  },
 };
 
 function definition(name: string): JobDefinition {
@@ -136,11 +144,11 @@ async function main(): Promise<void> {
     status: run.status,
   });
   scheduler.on('run:created', ({ run }) => log({ ev: 'run:created', ...runFields(run) }));
-  scheduler.on('run:started', ({ run }) => log({ ev: 'run:started', ...runFields(run) }));
+  scheduler.on('run:started', ({ run, index }) => log({ ev: 'run:started', ...runFields(run), index }));
   scheduler.on('run:succeeded', ({ run }) => log({ ev: 'run:succeeded', ...runFields(run) }));
   scheduler.on('run:failed', ({ run, error }) => log({ ev: 'run:failed', ...runFields(run), error: error.message }));
-  scheduler.on('run:retry', ({ run, error, retryAt }) =>
-    log({ ev: 'run:retry', ...runFields(run), error: error.message, retryAt: retryAt.getTime() }),
+  scheduler.on('run:retry', ({ run, error, retryAt, index }) =>
+    log({ ev: 'run:retry', ...runFields(run), error: error.message, retryAt: retryAt.getTime(), index }),
   );
   scheduler.on('run:cancelled', ({ run }) => log({ ev: 'run:cancelled', ...runFields(run) }));
   scheduler.on('tick:skipped', ({ jobName, scheduledAt, active }) =>
