@@ -1,11 +1,13 @@
 /**
- * UTC offsets of IANA time zones. Owns the only use of `Intl` in schedule maths:
- * each zone's offset transitions are found once per UTC year (daily samples, then
- * bisection to the second) and kept, so the hot path is an array lookup and never
- * formats a date.
+ * UTC offsets of IANA time zones. Owns the only use of `Intl` in schedule maths.
+ * A zone that is a fixed offset by definition (`UTC`, `Etc/GMT+5`, ...) is one segment
+ * forever, read once. Any other zone's offset transitions are found once per UTC year
+ * (samples a few days apart, then bisection to the second where two samples differ) and
+ * kept, so the hot path is an array lookup and never formats a date.
  *
  * All instants here are epoch SECONDS; offsets are seconds east of UTC.
  */
+import { daysFromCivil } from './calendar.js';
 
 /** A stretch of time with one UTC offset, ending at a transition or at a UTC year boundary. */
 export interface ZoneSegment {
@@ -31,24 +33,39 @@ interface YearTable {
 const DAY = 86_400;
 // Longer than any gap or fold (the longest are whole skipped days, e.g. Pacific/Apia 2011).
 const LOOKBACK = 3 * DAY;
-// Intl output for early years carries an era and Date.UTC maps years 0-99 to the 1900s,
-// and the last year a Date holds is incomplete; nothing is scheduled that far out, so
-// offsets outside [MIN_SECOND, MAX_SECOND) are those at the nearer edge.
+/**
+ * Sampling step of the yearly scan, in seconds. Two samples that agree hide any stretch
+ * between them that returns to the same offset, so the step must stay below the shortest
+ * such stretch: in tzdata 2025c, for every zone over 1700-2400, that is 6 days 23 hours (a
+ * week of summer time in Brazil in 2000, and in Palestine's predicted 2040 rules); half of
+ * it leaves room for future tzdata. A year costs ~125 Intl calls, plus ~19 per transition.
+ */
+export const SCAN_STEP = 3 * DAY;
+// Intl output for early years carries an era, and the last year a Date holds is incomplete;
+// nothing is scheduled that far out, so offsets outside [MIN_SECOND, MAX_SECOND) are those
+// at the nearer edge.
 const MIN_SECOND = -59_011_459_200; // 0100-01-01T00:00:00Z
 const MAX_SECOND = 8_615_994_624_000; // 275000-01-01T00:00:00Z, some way inside the Date range
-// A year table costs ~400 Intl calls; bounded so a sweep over centuries cannot grow without end.
+// Bounded so a sweep over centuries cannot grow without end.
 const MAX_YEARS_KEPT = 1_000;
 // Bounded for the same reason; zones are few in practice.
 const MAX_ZONES_KEPT = 500;
 
 const WALL = /^(\d+)\/(\d+)\/(\d+),? (\d+):(\d+):(\d+)/;
+// Names Intl resolves to a zone of one offset forever: tzdata's Etc zones (`Etc/UTC`, `GMT`
+// and `Zulu` resolve to `UTC`) and the offset zones (`+05:30`) of runtimes that accept them.
+const FIXED_OFFSET_ZONE = /^(?:UTC|Etc\/GMT[+-]\d{1,2}|[+-]\d{2}(?::?\d{2})?)$/;
 
 export class Zone {
   readonly name: string;
   readonly #formatter: Intl.DateTimeFormat;
+  readonly #fixedOffset: boolean;
+  /** The one segment of a fixed-offset zone, once read. */
+  #forever: ZoneSegment | undefined;
   readonly #years = new Map<number, YearTable>();
   #last: YearTable | undefined;
 
+  /** Throws a RangeError when `Intl` does not know the zone. */
   constructor(name: string) {
     this.name = name;
     this.#formatter = new Intl.DateTimeFormat('en-US', {
@@ -61,10 +78,12 @@ export class Zone {
       minute: 'numeric',
       second: 'numeric',
     });
+    this.#fixedOffset = FIXED_OFFSET_ZONE.test(this.#formatter.resolvedOptions().timeZone);
   }
 
   /** The segment containing epoch second `second`. */
   segmentAt(second: number): ZoneSegment {
+    if (this.#fixedOffset) return (this.#forever ??= this.#edge(-Infinity, Infinity));
     let table = this.#last;
     if (table === undefined || second < table.start || second >= table.end) {
       if (second < MIN_SECOND) return this.#edge(-Infinity, MIN_SECOND);
@@ -85,9 +104,9 @@ export class Zone {
     return this.segmentAt(second).offset;
   }
 
-  /** Beyond the years we scan, the offset at the edge holds forever. */
+  /** One offset over [start, end): read at the finite end, if any. */
   #edge(start: number, end: number): ZoneSegment {
-    const offset = this.#rawOffset(Number.isFinite(start) ? start : end);
+    const offset = this.#rawOffset(Number.isFinite(start) ? start : Number.isFinite(end) ? end : 0);
     return { start, end, offset, before: offset };
   }
 
@@ -120,9 +139,9 @@ export class Zone {
         before = lookback;
       }
     }
-    // Daily samples, then the last second of the year. Several transitions between two
+    // Samples SCAN_STEP apart, then the last second of the year. Several transitions between two
     // samples are found one by one: each bisection finds the first change after `known`.
-    for (let sample = start; ; sample = Math.min(sample + DAY, end - 1)) {
+    for (let sample = start; ; sample = Math.min(sample + SCAN_STEP, end - 1)) {
       let offset = this.#rawOffset(sample);
       while (offset !== current) {
         const at = this.#firstChange(known, sample, current);
@@ -157,8 +176,8 @@ export class Zone {
     const at = clamp(second);
     const match = WALL.exec(this.#formatter.format(at * 1000));
     if (match === null) throw new Error(`cannot read the wall clock of ${this.name} at ${at}`);
-    const wall =
-      Date.UTC(+match[3]!, +match[1]! - 1, +match[2]!, +match[4]!, +match[5]!, +match[6]!) / 1000;
+    // Not Date.UTC, which maps years 0-99 to the 1900s: west of Greenwich, MIN_SECOND is in 99.
+    const wall = daysFromCivil(+match[3]!, +match[1]!, +match[2]!) * DAY + +match[4]! * 3600 + +match[5]! * 60 + +match[6]!;
     return wall - at;
   }
 }
@@ -174,26 +193,25 @@ function clamp(second: number): number {
 export class ZoneCache {
   readonly #zones = new Map<string, Zone>();
 
-  /** The zone, or undefined when `Intl` does not know the name. */
+  /** The zone, or undefined when `Intl` does not know the name (IANA names, `UTC`, `Etc/GMT+5`, ...). */
   get(name: string): Zone | undefined {
     let zone = this.#zones.get(name);
     if (zone === undefined) {
-      if (!intlKnowsZone(name)) return undefined;
+      zone = openZone(name);
+      if (zone === undefined) return undefined;
       if (this.#zones.size >= MAX_ZONES_KEPT) this.#zones.clear();
-      zone = new Zone(name);
       this.#zones.set(name, zone);
     }
     return zone;
   }
 }
 
-/** True when `Intl` knows the zone (IANA names, `UTC`, `Etc/GMT+5`, ...). Costly: ask a `ZoneCache`. */
-function intlKnowsZone(tz: string): boolean {
-  if (typeof tz !== 'string' || tz.trim() === '' || tz !== tz.trim()) return false;
+function openZone(name: string): Zone | undefined {
+  if (typeof name !== 'string' || name.trim() === '' || name !== name.trim()) return undefined;
   try {
-    new Intl.DateTimeFormat('en-US', { timeZone: tz });
-    return true;
-  } catch {
-    return false;
+    return new Zone(name);
+  } catch (error) {
+    if (error instanceof RangeError) return undefined;
+    throw error;
   }
 }
