@@ -211,8 +211,14 @@ export function renderSvg(r: Results): string {
     svg += `<line x1="${xv}" y1="${m.t}" x2="${xv}" y2="${m.t + ph}" stroke="#ddd"/>\n`;
     svg += `<text x="${xv}" y="${m.t + ph + 16}" text-anchor="middle">${10 ** e >= 1 ? f(10 ** e, 0) : String(10 ** e)}</text>\n`;
   }
+  // p99 and p100 lie 4 px apart: bottom up, each label keeps at least a line's height above
+  // the one below it, and a label moved off its gridline gets a leader to it.
+  let below = Infinity;
   for (const q of [0, 0.25, 0.5, 0.75, 0.9, 0.99, 1]) {
-    svg += `<line x1="${m.l}" y1="${y(q)}" x2="${m.l + pw}" y2="${y(q)}" stroke="#eee"/>\n<text x="${m.l - 6}" y="${y(q) + 4}" text-anchor="end">p${f(q * 100, 0)}</text>\n`;
+    const label = Math.min(y(q), below - 13);
+    below = label;
+    svg += `<line x1="${m.l}" y1="${y(q)}" x2="${m.l + pw}" y2="${y(q)}" stroke="#eee"/>\n<text x="${m.l - 6}" y="${label + 4}" text-anchor="end">p${f(q * 100, 0)}</text>\n`;
+    if (label !== y(q)) svg += `<line x1="${m.l - 5}" y1="${label}" x2="${m.l}" y2="${y(q)}" stroke="#999"/>\n`;
   }
   svg += `<rect x="${m.l}" y="${m.t}" width="${pw}" height="${ph}" fill="none" stroke="#333"/>\n`;
   svg += `<text x="${m.l + pw / 2}" y="${H - 15}" text-anchor="middle">lag (ms, log scale; values ≤ ${lo} ms drawn at ${lo})</text>\n`;
