@@ -6,12 +6,14 @@
  * snapshot.
  */
 import type { IndexRecord, JobRecord, RunRecord, StoreNotification } from '../../src/store.js';
-import { isClaimable, pendingUntilFor } from '../../src/store-rules.js';
+import { isClaimable, isFinished, pendingUntilFor } from '../../src/store-rules.js';
 
 export class MemoryTables {
   readonly #jobs = new Map<string, JobRecord>();
   readonly #runs = new Map<string, RunRecord>();
   readonly #runsByJob = new Map<string, Set<string>>();
+  /** Finished runs by job: what history pruning reads, without walking the job's active runs. */
+  readonly #finishedByJob = new Map<string, Set<string>>();
   /** Index records by run ID, then index. */
   readonly #indices = new Map<string, Map<number, IndexRecord>>();
   /** Runs a claim could take once ready (`isClaimable`). */
@@ -38,6 +40,7 @@ export class MemoryTables {
     if (!this.#jobs.delete(name)) return false;
     for (const id of this.#runsByJob.get(name) ?? []) this.deleteRun(id);
     this.#runsByJob.delete(name);
+    this.#finishedByJob.delete(name);
     return true;
   }
 
@@ -51,6 +54,10 @@ export class MemoryTables {
 
   runsOf(jobName: string): RunRecord[] {
     return this.#lookUp(this.#runsByJob.get(jobName));
+  }
+
+  finishedRunsOf(jobName: string): RunRecord[] {
+    return this.#lookUp(this.#finishedByJob.get(jobName));
   }
 
   claimableRuns(): RunRecord[] {
@@ -96,6 +103,11 @@ export class MemoryTables {
     else this.#claimable.delete(run.id);
     if (run.status === 'running') this.#running.add(run.id);
     else this.#running.delete(run.id);
+    if (isFinished(run.status)) {
+      let finished = this.#finishedByJob.get(run.jobName);
+      if (finished === undefined) this.#finishedByJob.set(run.jobName, (finished = new Set()));
+      finished.add(run.id);
+    }
     if (claimable) this.notify({ type: 'run-ready', jobName: run.jobName, runId: run.id, readyAt: run.readyAt });
     return run;
   }
@@ -114,7 +126,10 @@ export class MemoryTables {
     this.#indices.delete(id);
     this.#claimable.delete(id);
     this.#running.delete(id);
-    if (run !== undefined) this.#runsByJob.get(run.jobName)?.delete(id);
+    if (run !== undefined) {
+      this.#runsByJob.get(run.jobName)?.delete(id);
+      this.#finishedByJob.get(run.jobName)?.delete(id);
+    }
   }
 
   watch(listener: (notification: StoreNotification) => void): () => void {

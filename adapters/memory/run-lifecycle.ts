@@ -29,7 +29,6 @@ import {
   compareExpiresAt,
   comparePendingUntil,
   expiresAtFor,
-  isActive,
   isFinished,
   nextWaitingIndex,
   pruneHistory,
@@ -208,8 +207,7 @@ export function endRun(tables: MemoryTables, run: RunRecord, ending: RunEnding, 
 
 /** Deletes the job's finished runs beyond its history limits. */
 export function prune(tables: MemoryTables, job: JobRecord): void {
-  const finished = tables.runsOf(job.name).filter((run) => !isActive(run.status));
-  for (const run of pruneHistory(finished, job.history)) tables.deleteRun(run.id);
+  for (const run of pruneHistory(tables.finishedRunsOf(job.name), job.history)) tables.deleteRun(run.id);
 }
 
 /** Applies an attempt's outcome to a plain run. */
