@@ -13,6 +13,7 @@ import PQueue from 'p-queue';
 import { retryDelay } from './backoff.js';
 import type { TimerHandle } from './clock.js';
 import { RunAbortedError, type AbortReason } from './errors.js';
+import { LazyAbort } from './lazy-abort.js';
 import { RUN_TIMEOUT_ERROR_NAME, runFailedEvent, safeEmit, toRunError } from './events.js';
 import type { NormalizedJob } from './options.js';
 import { MAX_WAIT_MS, type Runtime } from './runtime.js';
@@ -40,7 +41,7 @@ interface Attempt {
   /** The run's ID, or the index's. */
   readonly key: string;
   readonly job: NormalizedJob;
-  readonly controller: AbortController;
+  readonly abort: LazyAbort;
   /** The lease as far as this instance knows it holds it: set by the claim, extended by each renewal. */
   leaseUntil: number;
 }
@@ -194,7 +195,7 @@ export class Executor {
       index,
       key: index === undefined ? run.id : indexId(run.id, index.index),
       job,
-      controller: new AbortController(),
+      abort: new LazyAbort(),
       leaseUntil: leased.leaseUntil ?? 0,
     };
   }
@@ -269,7 +270,7 @@ export class Executor {
 
   /** Calls the handler under its deadlines; resolves as soon as the attempt's fate is known. */
   async #runHandler(attempt: Attempt): Promise<Ending> {
-    const { run, index, job, controller } = attempt;
+    const { run, index, job, abort } = attempt;
     const { clock } = this.#rt;
     const now = clock.now();
     const attemptEnd = job.attemptTimeoutMs === undefined ? Infinity : now + job.attemptTimeoutMs;
@@ -288,7 +289,9 @@ export class Executor {
       index: index?.index ?? 0,
       completions: run.fanOut?.completions ?? 1,
       trigger: run.trigger,
-      signal: controller.signal,
+      get signal() {
+        return abort.signal;
+      },
       data: run.data ?? job.data,
     };
     const handled: Promise<Ending> = Promise.resolve()
@@ -300,17 +303,14 @@ export class Executor {
     // A shutdown lets the handler settle (its run is then released, or recorded if it finished);
     // every other abort ends the attempt at once, whatever the handler does next.
     const aborted = new Promise<Ending>((resolve) => {
-      const onAbort = (): void => {
-        const reason = abortReason(controller.signal);
-        if (reason !== 'shutdown') resolve({ kind: 'aborted', reason });
-      };
-      if (controller.signal.aborted) onAbort();
-      else controller.signal.addEventListener('abort', onAbort, { once: true });
+      abort.watch(() => {
+        if (abort.reason !== 'shutdown') resolve({ kind: 'aborted', reason: abort.reason as AbortReason });
+      });
     });
     try {
       const ending = await Promise.race([handled, aborted]);
       // A handler that throws once its signal has aborted was ended by that abort, not by a fault of its own.
-      return ending.kind === 'threw' && controller.signal.aborted ? { kind: 'aborted', reason: abortReason(controller.signal) } : ending;
+      return ending.kind === 'threw' && abort.aborted ? { kind: 'aborted', reason: abort.reason as AbortReason } : ending;
     } finally {
       if (timer !== undefined) clock.clearTimer(timer);
     }
@@ -356,7 +356,7 @@ export class Executor {
   }
 
   async #finish(attempt: Attempt, outcome: AttemptOutcome): Promise<void> {
-    const { controller } = attempt;
+    const { abort } = attempt;
     const { clock, io, store, events, leaseMs } = this.#rt;
     const write = () => io('finishAttempt', () => store.finishAttempt({ ...this.#lease(attempt, clock.now()), outcome }));
     let result = await write();
@@ -365,7 +365,7 @@ export class Executor {
     // the run and run a handler that already finished. Once the lease is gone, that is what must happen.
     for (
       let delay = 100;
-      result === undefined && !controller.signal.aborted && clock.now() < attempt.leaseUntil;
+      result === undefined && !abort.aborted && clock.now() < attempt.leaseUntil;
       delay = Math.min(delay * 2, leaseMs / 3)
     ) {
       await clock.sleep(delay);
@@ -403,7 +403,7 @@ export class Executor {
   }
 
   #abort(attempt: Attempt, reason: AbortReason): void {
-    if (!attempt.controller.signal.aborted) attempt.controller.abort(new RunAbortedError(attempt.run.id, reason));
+    if (!attempt.abort.aborted) attempt.abort.abort(new RunAbortedError(attempt.run.id, reason));
   }
 
   /** Arms the single wake-up timer for the earliest known future `readyAt`. */
@@ -425,10 +425,6 @@ export class Executor {
     this.#timer = undefined;
     this.#timerAt = undefined;
   }
-}
-
-function abortReason(signal: AbortSignal): AbortReason {
-  return (signal.reason as RunAbortedError).reason;
 }
 
 function timeoutError(job: NormalizedJob): RunError {
