@@ -10,6 +10,9 @@
  * version is not recorded yet and records it.
  */
 import { FUNCTIONS_MIGRATION } from './migration-functions.js';
+import { SCHEMA_V3_MIGRATION } from './migration-v3-schema.js';
+import { EXECUTION_V4_MIGRATION } from './migration-v4-execution.js';
+import { FUNCTIONS_V4_MIGRATION } from './migration-v4-functions.js';
 import type { SqlNames } from './sql.js';
 
 export interface Migration {
@@ -82,6 +85,12 @@ CREATE TABLE ${n.schema}.locks (
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'tables and indexes', sql: TABLES_MIGRATION },
   { version: 2, name: 'store functions', sql: FUNCTIONS_MIGRATION },
+  { version: 3, name: 'fan-out, pending timeout, history TTL and pruning indexes', sql: SCHEMA_V3_MIGRATION },
+  {
+    version: 4,
+    name: 'store functions for fan-out, pending timeout, history TTL and bounded pruning',
+    sql: (n) => FUNCTIONS_V4_MIGRATION(n) + EXECUTION_V4_MIGRATION(n),
+  },
 ];
 
 /** The single statement that brings a schema up to date; safe to run concurrently and repeatedly. */

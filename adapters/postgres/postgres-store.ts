@@ -5,35 +5,41 @@
  * works through any pool, PGlite or a transaction-mode pooler. Instants are bigint
  * epoch milliseconds handed in by the core; the SQL never reads a clock.
  */
-import type {
-  AddBackfillInput,
-  ClaimRunInput,
-  CreateRunInput,
-  CreateRunResult,
-  FindReadyRunsInput,
-  FindReadyRunsResult,
-  FinishAttemptInput,
-  FinishAttemptResult,
-  JobRecord,
-  ListRunsQuery,
-  Lock,
-  NewRun,
-  RecoverExpiredRunsInput,
-  RenewLeaseInput,
-  RenewLeaseResult,
-  RunRecord,
-  ScheduleBackfillRunInput,
-  ScheduleBackfillRunResult,
-  ScheduleRunInput,
-  ScheduleRunResult,
-  Store,
-  StoreNotification,
-  UpsertJobInput,
+import {
+  LEASE_EXPIRED_ERROR,
+  PENDING_TIMEOUT_ERROR,
+  type AddBackfillInput,
+  type Claim,
+  type ClaimRunInput,
+  type CreateRunInput,
+  type CreateRunResult,
+  type ExpireInput,
+  type ExpirePendingRunsResult,
+  type FindReadyRunsInput,
+  type FindReadyRunsResult,
+  type FinishAttemptInput,
+  type FinishAttemptResult,
+  type IndexRecord,
+  type JobRecord,
+  type ListRunsQuery,
+  type Lock,
+  type NewRun,
+  type RecoverExpiredRunsInput,
+  type RenewLeaseInput,
+  type RenewLeaseResult,
+  type RunRecord,
+  type ScheduleBackfillRunInput,
+  type ScheduleBackfillRunResult,
+  type ScheduleRunInput,
+  type ScheduleRunResult,
+  type Store,
+  type StoreNotification,
+  type UpsertJobInput,
 } from '../../src/store.js';
 import { Database, parseStoreOptions, type PostgresStoreOptions } from './database.js';
 import { NotificationListener } from './listener.js';
 import { PostgresLock } from './postgres-lock.js';
-import { toJob, toRun, toRuns } from './records.js';
+import { toIndex, toJob, toRun, toRuns } from './records.js';
 
 /** `data` as a parameter: JSON text cast to `json`, or SQL NULL when the run has none (not JSON `null`). */
 function dataParam(run: NewRun): string | null {
@@ -85,18 +91,27 @@ export class PostgresStore implements Store {
 
   async upsertJob(input: UpsertJobInput): Promise<{ job: JobRecord; created: boolean }> {
     const { spec } = input;
-    const result = (await this.#call('upsert_job($1::text, $2::jsonb, $3::text, $4::text, $5::bigint, $6::integer, $7::integer, $8::bigint, $9::bigint, $10::boolean)', [
-      spec.name,
-      JSON.stringify(spec.schedule),
-      spec.timezone,
-      spec.concurrencyPolicy,
-      spec.startingDeadlineMs ?? null,
-      spec.history.succeeded,
-      spec.history.failed,
-      input.now,
-      input.initialCursor,
-      input.suspended ?? null,
-    ])) as { job: unknown; created: boolean };
+    const result = (await this.#call(
+      `upsert_job($1::text, $2::jsonb, $3::text, $4::text, $5::bigint, $6::integer, $7::integer, $8::bigint, $9::bigint,
+        $10::integer, $11::integer, $12::integer, $13::bigint, $14::bigint, $15::boolean)`,
+      [
+        spec.name,
+        JSON.stringify(spec.schedule),
+        spec.timezone,
+        spec.concurrencyPolicy,
+        spec.startingDeadlineMs ?? null,
+        spec.history.succeeded,
+        spec.history.failed,
+        spec.history.ttlMs ?? null,
+        spec.pendingTimeoutMs ?? null,
+        spec.fanOut?.completions ?? null,
+        spec.fanOut?.parallelism ?? null,
+        spec.fanOut?.retryLimit ?? null,
+        input.now,
+        input.initialCursor,
+        input.suspended ?? null,
+      ],
+    )) as { job: unknown; created: boolean };
     return { job: toJob(result.job), created: result.created };
   }
 
@@ -208,10 +223,10 @@ export class PostgresStore implements Store {
       `SELECT json_build_object(
          'runs', (SELECT COALESCE(json_agg(${s}.run_json(r) ORDER BY r.ready_at, r.scheduled_at, r.id), '[]')
                   FROM (SELECT * FROM ${s}.runs p
-                        WHERE p.status = 'pending' AND p.ready_at <= $2 AND p.job_name = ANY ($1::text[])
+                        WHERE p.claimable AND p.ready_at <= $2 AND p.job_name = ANY ($1::text[])
                         ORDER BY p.ready_at, p.scheduled_at, p.id LIMIT $3) r),
          'nextReadyAt', (SELECT min(p.ready_at) FROM ${s}.runs p
-                         WHERE p.status = 'pending' AND p.ready_at > $2 AND p.job_name = ANY ($1::text[]))
+                         WHERE p.claimable AND p.ready_at > $2 AND p.job_name = ANY ($1::text[]))
        ) AS result`,
       [[...input.jobNames], input.now, input.limit],
     )) as { runs: unknown; nextReadyAt: number | null };
@@ -219,21 +234,22 @@ export class PostgresStore implements Store {
     return raw.nextReadyAt === null ? { runs } : { runs, nextReadyAt: raw.nextReadyAt };
   }
 
-  async claimRun(input: ClaimRunInput): Promise<RunRecord | undefined> {
-    const raw = await this.#db.value(
-      `UPDATE ${this.#s}.runs r
-         SET status = 'running', owner = $2, lease_until = $4, fence = r.fence + 1,
-             started_at = COALESCE(r.started_at, $3), deadline_at = COALESCE(r.deadline_at, $5)
-       WHERE r.id = $1 AND r.status = 'pending' AND r.ready_at <= $3
-       RETURNING ${this.#s}.run_json(r) AS result`,
-      [input.runId, input.owner, input.now, input.leaseUntil, input.deadlineAt ?? null],
-    );
-    return raw === undefined ? undefined : toRun(raw);
+  async claimRun(input: ClaimRunInput): Promise<Claim | undefined> {
+    const raw = (await this.#call('claim_run($1::text, $2::text, $3::bigint, $4::bigint, $5::bigint)', [
+      input.runId,
+      input.owner,
+      input.now,
+      input.leaseUntil,
+      input.deadlineAt ?? null,
+    ])) as { run: unknown; index?: unknown } | null;
+    if (raw === null) return undefined;
+    return raw.index === undefined ? { run: toRun(raw.run) } : { run: toRun(raw.run), index: toIndex(raw.index) };
   }
 
   async renewLease(input: RenewLeaseInput): Promise<RenewLeaseResult> {
-    const raw = (await this.#call('renew_lease($1::text, $2::text, $3::bigint, $4::bigint)', [
+    const raw = (await this.#call('renew_lease($1::text, $2::integer, $3::text, $4::bigint, $5::bigint)', [
       input.runId,
+      input.index ?? null,
       input.owner,
       input.fence,
       input.leaseUntil,
@@ -246,9 +262,10 @@ export class PostgresStore implements Store {
     const { outcome } = input;
     const error = outcome.status === 'failed' || outcome.status === 'retry' ? outcome.error : undefined;
     const raw = (await this.#call(
-      'finish_attempt($1::text, $2::text, $3::bigint, $4::bigint, $5::text, $6::text, $7::text, $8::bigint)',
+      'finish_attempt($1::text, $2::integer, $3::text, $4::bigint, $5::bigint, $6::text, $7::text, $8::text, $9::bigint)',
       [
         input.runId,
+        input.index ?? null,
         input.owner,
         input.fence,
         input.now,
@@ -257,13 +274,38 @@ export class PostgresStore implements Store {
         error?.message ?? null,
         outcome.status === 'retry' ? outcome.readyAt : null,
       ],
-    )) as { ok: boolean; run?: unknown };
-    if (raw.ok) return { ok: true, run: toRun(raw.run) };
+    )) as { ok: boolean; run?: unknown; index?: unknown };
+    if (raw.ok) {
+      const run = toRun(raw.run);
+      return raw.index === undefined ? { ok: true, run } : { ok: true, run, index: toIndex(raw.index) };
+    }
     return raw.run === undefined ? { ok: false } : { ok: false, run: toRun(raw.run) };
   }
 
   async recoverExpiredRuns(input: RecoverExpiredRunsInput): Promise<readonly RunRecord[]> {
-    return toRuns(await this.#call('recover_expired_runs($1::bigint, $2::integer)', [input.now, input.limit]));
+    return toRuns(
+      await this.#call('recover_expired_runs($1::bigint, $2::integer, $3::text, $4::text)', [
+        input.now,
+        input.limit,
+        LEASE_EXPIRED_ERROR.name,
+        LEASE_EXPIRED_ERROR.message,
+      ]),
+    );
+  }
+
+  async expirePendingRuns(input: ExpireInput): Promise<ExpirePendingRunsResult> {
+    const raw = (await this.#call('expire_pending_runs($1::bigint, $2::integer, $3::text, $4::text)', [
+      input.now,
+      input.limit,
+      PENDING_TIMEOUT_ERROR.name,
+      PENDING_TIMEOUT_ERROR.message,
+    ])) as { runs: unknown; nextAt: number | null };
+    const runs = toRuns(raw.runs);
+    return raw.nextAt === null ? { runs } : { runs, nextAt: raw.nextAt };
+  }
+
+  async deleteExpiredRuns(input: ExpireInput): Promise<number> {
+    return Number(await this.#call('delete_expired_runs($1::bigint, $2::integer)', [input.now, input.limit]));
   }
 
   async getRun(id: string): Promise<RunRecord | undefined> {
@@ -280,6 +322,14 @@ export class PostgresStore implements Store {
       [query.jobName, query.statuses === undefined ? null : [...query.statuses], query.limit ?? null],
     );
     return rows.map((row) => toRun(row.result));
+  }
+
+  async listIndices(runId: string): Promise<readonly IndexRecord[]> {
+    const rows = await this.#db.rows(
+      `SELECT ${this.#s}.index_json(i) AS result FROM ${this.#s}.run_indices i WHERE i.run_id = $1 ORDER BY i.idx`,
+      [runId],
+    );
+    return rows.map((row) => toIndex(row.result));
   }
 
   /**

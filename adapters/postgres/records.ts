@@ -4,17 +4,21 @@
  * is present exactly when the run carries data (`hasData`), so JSON `null` data
  * survives the round trip.
  */
-import type { JobRecord, RunRecord } from '../../src/store.js';
+import type { IndexRecord, JobRecord, RunRecord } from '../../src/store.js';
 
 type Raw = Record<string, unknown>;
 
 const RUN_FIELDS = ['id', 'jobName', 'scheduledAt', 'trigger', 'status', 'attempt', 'createdAt', 'readyAt', 'fence'];
-const RUN_OPTIONAL = ['startedAt', 'finishedAt', 'error', 'owner', 'leaseUntil', 'deadlineAt'];
+const RUN_OPTIONAL = [
+  'startedAt', 'finishedAt', 'error', 'owner', 'leaseUntil', 'deadlineAt', 'fanOut', 'pendingUntil', 'expiresAt',
+];
+const INDEX_FIELDS = ['runId', 'index', 'status', 'attempt', 'readyAt', 'fence'];
+const INDEX_OPTIONAL = ['startedAt', 'finishedAt', 'error', 'owner', 'leaseUntil'];
 const JOB_FIELDS = [
   'name', 'schedule', 'timezone', 'concurrencyPolicy', 'history', 'suspended', 'createdAt', 'cursor',
   'succeeded', 'failed', 'skipped', 'backfills',
 ];
-const JOB_OPTIONAL = ['startingDeadlineMs', 'lastScheduleTime', 'lastSuccessfulTime'];
+const JOB_OPTIONAL = ['startingDeadlineMs', 'fanOut', 'pendingTimeoutMs', 'lastScheduleTime', 'lastSuccessfulTime'];
 
 function pick(raw: Raw, required: readonly string[], optional: readonly string[]): Raw {
   const out: Raw = {};
@@ -31,6 +35,10 @@ export function toRun(raw: unknown): RunRecord {
 
 export function toRuns(raw: unknown): RunRecord[] {
   return (raw as unknown[]).map(toRun);
+}
+
+export function toIndex(raw: unknown): IndexRecord {
+  return pick(raw as Raw, INDEX_FIELDS, INDEX_OPTIONAL) as unknown as IndexRecord;
 }
 
 export function toJob(raw: unknown): JobRecord {

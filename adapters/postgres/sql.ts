@@ -23,6 +23,12 @@ export interface SqlNames {
   readonly channel: string;
   /** The two int4 keys of `pg_advisory_xact_lock` that serialize this schema's migrations. */
   readonly migrationLock: readonly [number, number];
+  /**
+   * The two int4 keys of the transaction lock that serializes this schema's sweeps
+   * (recovery, pending timeouts, TTL deletion): the only operations that lock
+   * several jobs' rows, so one at a time cannot deadlock with another.
+   */
+  readonly sweepLock: readonly [number, number];
 }
 
 /** Quotes an identifier the way Postgres' `quote_ident` does. */
@@ -59,5 +65,6 @@ export function sqlNames(schemaName: string): SqlNames {
     schema: quoteIdent(schemaName),
     channel: channelName(schemaName),
     migrationLock: [ADVISORY_LOCK_CLASS, hash32(schemaName)],
+    sweepLock: [ADVISORY_LOCK_CLASS, hash32(`sweep:${schemaName}`)],
   };
 }
