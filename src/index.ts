@@ -15,7 +15,10 @@ export {
 export type {
   SchedulerEvents,
   RunEvent,
+  IndexEvent,
   RunErrorEvent,
+  RunFailedEvent,
+  RunFailureReason,
   RunRetryEvent,
   RunCancelledEvent,
   TickMissedEvent,
@@ -23,6 +26,7 @@ export type {
 } from './events.js';
 export type {
   BackfillOptions,
+  CompletionsInfo,
   ConcurrencyPolicy,
   Duration,
   HistoryOptions,
@@ -44,4 +48,4 @@ export type {
   TriggerOptions,
 } from './types.js';
 export type * from './store.js';
-export { ACTIVE_STATUSES } from './store.js';
+export { ACTIVE_STATUSES, LEASE_EXPIRED_ERROR, PENDING_TIMEOUT_ERROR, indexId } from './store.js';
