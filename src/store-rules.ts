@@ -38,11 +38,6 @@ export function compareOldestFirst(a: RunRecord, b: RunRecord): number {
   return compareNewestFirst(b, a);
 }
 
-/** Recovery order: the lease that expired first, then ID. */
-export function compareLeaseOrder(a: RunRecord, b: RunRecord): number {
-  return (a.leaseUntil ?? 0) - (b.leaseUntil ?? 0) || compareIds(a.id, b.id);
-}
-
 /** One lease to recover: a plain run's (no `index`) or a fan-out index's. */
 export interface ExpiredLease {
   readonly runId: string;
