@@ -5,9 +5,10 @@
  * handler's `AbortSignal`, `attemptTimeout` and `timeout`, lease renewal, retries
  * with backoff, and the fenced write of how the attempt ended.
  *
- * A fan-out run is claimed index by index: each claim leases one index, and takes a
- * slot of its own, so its indices spread over every instance with free slots. The
- * store counts the run's failed attempts and decides when it has failed.
+ * A fan-out run is claimed index by index: each claim leases one index and takes a
+ * slot of its own, and the store announces the run as ready again while it has room,
+ * so its indices spread over every instance with free slots. The store counts the
+ * run's failed attempts and decides when it has failed.
  */
 import PQueue from 'p-queue';
 import { retryDelay } from './backoff.js';
@@ -178,12 +179,8 @@ export class Executor {
       await io('finishAttempt', () => store.finishAttempt({ ...this.#lease(attempt, clock.now()), outcome: { status: 'released' } }));
       return false;
     }
+    // One claim leases one index of a fan-out run; a claim that leaves more to take notifies `run-ready` again.
     this.#begin(attempt);
-    const fanOut = claim.run.fanOut;
-    // One claim leases one index: take the next while the run has room for more and this instance has a slot.
-    if (fanOut !== undefined && fanOut.active < fanOut.parallelism && fanOut.succeeded + fanOut.active < fanOut.completions && this.#freeSlots() > 0) {
-      void this.#claim(runId, jobName);
-    }
     return true;
   }
 
