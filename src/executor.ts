@@ -11,44 +11,18 @@
  * run's failed attempts and decides when it has failed.
  */
 import PQueue from 'p-queue';
+import { abortAttempt, createAttempt, leaseOf, runHandler, timeoutError, type Attempt, type Ending } from './attempt.js';
 import { retryDelay } from './backoff.js';
 import type { TimerHandle } from './clock.js';
-import { RunAbortedError, type AbortReason } from './errors.js';
-import { LazyAbort } from './lazy-abort.js';
-import { RUN_TIMEOUT_ERROR_NAME, runFailedEvent, safeEmit, toRunError } from './events.js';
+import { runFailedEvent, safeEmit, toRunError } from './events.js';
 import type { NormalizedJob } from './options.js';
 import { MAX_WAIT_MS, type Runtime } from './runtime.js';
-import {
-  indexId,
-  LEASE_EXPIRED_ERROR,
-  type AttemptOutcome,
-  type Claim,
-  type IndexRecord,
-  type LeaseInput,
-  type RunError,
-  type RunRecord,
-  type StoreNotification,
-} from './store.js';
+import { LEASE_EXPIRED_ERROR, type AttemptOutcome, type Claim, type RunError, type RunRecord, type StoreNotification } from './store.js';
 import type { RunContext } from './types.js';
 import { toRunInfo } from './views.js';
 
 /** Ready runs fetched per look-up when slots are unlimited. */
 const CLAIM_BATCH = 100;
-
-interface Attempt {
-  readonly run: RunRecord;
-  /** Fan-out runs: the index this attempt leased. */
-  readonly index: IndexRecord | undefined;
-  /** The run's ID, or the index's. */
-  readonly key: string;
-  readonly job: NormalizedJob;
-  readonly abort: LazyAbort;
-  /** The lease as far as this instance knows it holds it: set by the claim, extended by each renewal. */
-  leaseUntil: number;
-}
-
-/** How an attempt's handler ended, as seen by the executor. */
-type Ending = { readonly kind: 'returned' } | { readonly kind: 'threw'; readonly error: unknown } | { readonly kind: 'aborted'; readonly reason: AbortReason };
 
 export class Executor {
   readonly #rt: Runtime;
@@ -90,7 +64,7 @@ export class Executor {
   async stop(abort: boolean): Promise<void> {
     this.#accepting = false;
     this.#clearTimer();
-    if (abort) for (const attempt of this.#attempts.values()) this.#abort(attempt, 'shutdown');
+    if (abort) for (const attempt of this.#attempts.values()) abortAttempt(attempt, 'shutdown');
     await this.#filling;
     await this.#queue.onIdle();
   }
@@ -120,9 +94,9 @@ export class Executor {
     await Promise.all(
       [...this.#attempts.values()].map(async (attempt) => {
         const now = clock.now();
-        const renewed = await io('renewLease', () => store.renewLease({ ...this.#lease(attempt, now), leaseUntil: now + leaseMs }));
+        const renewed = await io('renewLease', () => store.renewLease({ ...leaseOf(attempt, this.#rt.instanceId, now), leaseUntil: now + leaseMs }));
         if (renewed?.ok === true) attempt.leaseUntil = now + leaseMs;
-        else if (renewed !== undefined) this.#abort(attempt, renewed.status === 'cancelled' ? 'replaced' : 'lease-lost');
+        else if (renewed !== undefined) abortAttempt(attempt, renewed.status === 'cancelled' ? 'replaced' : 'lease-lost');
       }),
     );
     this.poke(); // notifications are hints; look for work anyway
@@ -132,9 +106,9 @@ export class Executor {
     if (notification.type === 'run-finished') {
       const { runId, status } = notification;
       const attempt = this.#attempts.get(runId);
-      if (attempt !== undefined && status === 'cancelled') this.#abort(attempt, 'replaced');
+      if (attempt !== undefined && status === 'cancelled') abortAttempt(attempt, 'replaced');
       // A fan-out run ended elsewhere (another index failed it, Replace, a timeout): its indices here stop too.
-      for (const indexAttempt of this.#indexAttempts.get(runId) ?? []) this.#abort(indexAttempt, status === 'cancelled' ? 'replaced' : 'run-failed');
+      for (const indexAttempt of this.#indexAttempts.get(runId) ?? []) abortAttempt(indexAttempt, status === 'cancelled' ? 'replaced' : 'run-failed');
     } else if (notification.type === 'run-ready' && this.#jobNames.has(notification.jobName)) {
       // The notification names the run: claim it straight away rather than searching for it.
       if (notification.readyAt > this.#rt.clock.now()) this.#wakeAt(notification.readyAt);
@@ -173,37 +147,15 @@ export class Executor {
       this.#claiming -= 1;
     }
     if (claim === undefined) return false;
-    const attempt = this.#attempt(claim, job);
+    const attempt = createAttempt(claim, job);
     if (!this.#accepting) {
       // Stopped while the claim was on its way: give the run straight back rather than start a handler.
-      await io('finishAttempt', () => store.finishAttempt({ ...this.#lease(attempt, clock.now()), outcome: { status: 'released' } }));
+      await io('finishAttempt', () => store.finishAttempt({ ...leaseOf(attempt, this.#rt.instanceId, clock.now()), outcome: { status: 'released' } }));
       return false;
     }
     // One claim leases one index of a fan-out run; a claim that leaves more to take notifies `run-ready` again.
     this.#begin(attempt);
     return true;
-  }
-
-  #attempt(claim: Claim, job: NormalizedJob): Attempt {
-    const { run, index } = claim;
-    const leased = index ?? run;
-    return {
-      run,
-      index,
-      key: index === undefined ? run.id : indexId(run.id, index.index),
-      job,
-      abort: new LazyAbort(),
-      leaseUntil: leased.leaseUntil ?? 0,
-    };
-  }
-
-  /** What the store needs to know the caller still holds the attempt's lease. */
-  #lease(attempt: Attempt, now: number): LeaseInput {
-    const { run, index } = attempt;
-    const owner = this.#rt.instanceId;
-    return index === undefined
-      ? { runId: run.id, owner, fence: run.fence, now }
-      : { runId: run.id, index: index.index, owner, fence: index.fence, now };
   }
 
   async #fill(): Promise<void> {
@@ -250,7 +202,7 @@ export class Executor {
         return;
       }
       safeEmit(this.#rt.events, 'run:started', () => ({ run: toRunInfo(run), ...(index === undefined ? {} : { index: index.index }) }));
-      const ending = await this.#runHandler(attempt);
+      const ending = await runHandler(attempt, this.#rt.clock, this.#interval(attempt.run));
       await this.#conclude(attempt, ending);
     } finally {
       this.#attempts.delete(attempt.key);
@@ -262,54 +214,6 @@ export class Executor {
         this.#backlog = false;
         this.poke();
       }
-    }
-  }
-
-  /** Calls the handler under its deadlines; resolves as soon as the attempt's fate is known. */
-  async #runHandler(attempt: Attempt): Promise<Ending> {
-    const { run, index, job, abort } = attempt;
-    const { clock } = this.#rt;
-    const now = clock.now();
-    const attemptEnd = job.attemptTimeoutMs === undefined ? Infinity : now + job.attemptTimeoutMs;
-    const runEnd = run.deadlineAt ?? Infinity;
-    const deadline = Math.min(attemptEnd, runEnd);
-    const timer =
-      deadline === Infinity
-        ? undefined
-        : clock.setTimer(() => this.#abort(attempt, runEnd <= attemptEnd ? 'timeout' : 'attempt-timeout'), deadline - now);
-    const ctx: RunContext = {
-      runId: run.id,
-      jobName: run.jobName,
-      scheduledAt: new Date(run.scheduledAt),
-      interval: this.#interval(run),
-      attempt: index?.attempt ?? run.attempt,
-      index: index?.index ?? 0,
-      completions: run.fanOut?.completions ?? 1,
-      trigger: run.trigger,
-      get signal() {
-        return abort.signal;
-      },
-      data: run.data ?? job.data,
-    };
-    const handled: Promise<Ending> = Promise.resolve()
-      .then(() => job.handler(ctx))
-      .then(
-        (): Ending => ({ kind: 'returned' }),
-        (error: unknown): Ending => ({ kind: 'threw', error }),
-      );
-    // A shutdown lets the handler settle (its run is then released, or recorded if it finished);
-    // every other abort ends the attempt at once, whatever the handler does next.
-    const aborted = new Promise<Ending>((resolve) => {
-      abort.watch(() => {
-        if (abort.reason !== 'shutdown') resolve({ kind: 'aborted', reason: abort.reason as AbortReason });
-      });
-    });
-    try {
-      const ending = await Promise.race([handled, aborted]);
-      // A handler that throws once its signal has aborted was ended by that abort, not by a fault of its own.
-      return ending.kind === 'threw' && abort.aborted ? { kind: 'aborted', reason: abort.reason as AbortReason } : ending;
-    } finally {
-      if (timer !== undefined) clock.clearTimer(timer);
     }
   }
 
@@ -355,7 +259,7 @@ export class Executor {
   async #finish(attempt: Attempt, outcome: AttemptOutcome): Promise<void> {
     const { abort } = attempt;
     const { clock, io, store, events, leaseMs } = this.#rt;
-    const write = () => io('finishAttempt', () => store.finishAttempt({ ...this.#lease(attempt, clock.now()), outcome }));
+    const write = () => io('finishAttempt', () => store.finishAttempt({ ...leaseOf(attempt, this.#rt.instanceId, clock.now()), outcome }));
     let result = await write();
     // The store is unreachable (reported). Keep trying while this instance may still hold the lease (the
     // heartbeat renews it while the attempt is tracked): giving up early would let another instance recover
@@ -399,10 +303,6 @@ export class Executor {
     return start === undefined ? undefined : { start: new Date(start), end: new Date(run.scheduledAt) };
   }
 
-  #abort(attempt: Attempt, reason: AbortReason): void {
-    if (!attempt.abort.aborted) attempt.abort.abort(new RunAbortedError(attempt.run.id, reason));
-  }
-
   /** Arms the single wake-up timer for the earliest known future `readyAt`. */
   #wakeAt(readyAt: number): void {
     if (!this.#accepting || (this.#timerAt !== undefined && this.#timerAt <= readyAt)) return;
@@ -422,8 +322,4 @@ export class Executor {
     this.#timer = undefined;
     this.#timerAt = undefined;
   }
-}
-
-function timeoutError(job: NormalizedJob): RunError {
-  return { name: RUN_TIMEOUT_ERROR_NAME, message: `run exceeded its timeout (${job.timeoutMs} ms)` };
 }
