@@ -28,7 +28,7 @@ import { firstBackfillTick, initialCursor } from './planner.js';
 import { manualRunId } from './run-id.js';
 import { createRuntime, type Runtime } from './runtime.js';
 import { sameSpec } from './store-rules.js';
-import { ACTIVE_STATUSES, type JobRecord, type JobSpec, type JsonValue, type Store } from './store.js';
+import { ACTIVE_STATUSES, UPSERT_BATCH, type JobRecord, type JobSpec, type JsonValue, type Store } from './store.js';
 import type {
   BackfillOptions,
   JobDefinition,
@@ -44,8 +44,8 @@ import { toJobInfo, toRunInfo } from './views.js';
 
 type State = 'idle' | 'running' | 'stopping';
 
-/** Registrations written to the store at once when syncing. */
-const SYNC_CONCURRENCY = 64;
+/** Above this many pending registrations, a sync reads every stored job first to skip the unchanged ones. */
+const LIST_BEFORE_SYNC = 64;
 
 export class Scheduler extends EventEmitter<SchedulerEvents> {
   readonly #rt: Runtime;
@@ -281,31 +281,29 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     const pending = [...this.#unsynced];
     // Many registrations at once (a start or a restart): read the store once and write only what differs,
     // so restarting an unchanged fleet of 100,000 jobs is one read, not 100,000 commits.
-    const stored = pending.length > SYNC_CONCURRENCY ? await io('listJobs', () => store.listJobs()) : undefined;
+    const stored = pending.length > LIST_BEFORE_SYNC ? await io('listJobs', () => store.listJobs()) : undefined;
     const current = new Map(stored?.map((record) => [record.name, record]));
-    const write = async (name: string): Promise<void> => {
+    const changed: [string, NormalizedJob][] = [];
+    for (const name of pending) {
       const job = this.#jobs.get(name);
-      if (job === undefined) return;
       const record = current.get(name);
-      const spec = toSpec(job);
-      if (record !== undefined && sameSpec(record, spec) && (job.suspend === undefined || job.suspend === record.suspended)) {
+      if (job === undefined) continue;
+      if (record !== undefined && sameSpec(record, toSpec(job)) && (job.suspend === undefined || job.suspend === record.suspended)) {
         this.#unsynced.delete(name);
-        return;
-      }
+      } else changed.push([name, job]);
+    }
+    // What differs goes in batches: with a networked store, one round-trip per UPSERT_BATCH jobs.
+    for (let start = 0; start < changed.length; start += UPSERT_BATCH) {
+      const batch = changed.slice(start, start + UPSERT_BATCH);
       const now = clock.now();
-      const written = await io('upsertJob', () =>
-        store.upsertJob({
-          spec,
-          now,
-          initialCursor: initialCursor(job.schedule, now),
-          ...(job.suspend === undefined ? {} : { suspended: job.suspend }),
-        }),
-      );
-      if (written !== undefined && this.#jobs.get(name) === job) this.#unsynced.delete(name);
-    };
-    // Several writes in flight: with a networked store, many registrations are not as many round-trips in a row.
-    for (let start = 0; start < pending.length; start += SYNC_CONCURRENCY) {
-      await Promise.all(pending.slice(start, start + SYNC_CONCURRENCY).map(write));
+      const inputs = batch.map(([, job]) => ({
+        spec: toSpec(job),
+        now,
+        initialCursor: initialCursor(job.schedule, now),
+        ...(job.suspend === undefined ? {} : { suspended: job.suspend }),
+      }));
+      if ((await io('upsertJobs', () => store.upsertJobs(inputs))) === undefined) return; // reported; the next heartbeat retries
+      for (const [name, job] of batch) if (this.#jobs.get(name) === job) this.#unsynced.delete(name);
     }
     this.#executor.poke();
   }

@@ -79,7 +79,7 @@ export interface JobRecord extends JobSpec {
   readonly createdAt: number;
   /**
    * The planning position: ticks at or before it have been dealt with (run, skipped
-   * or missed). Set by `upsertJob` when the job is created, then only moved forward
+   * or missed). Set by `upsertJobs` when the job is created, then only moved forward
    * by `scheduleRun`.
    */
   readonly cursor: number;

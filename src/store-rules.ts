@@ -123,7 +123,7 @@ export function pruneHistory(
   return [...succeeded.slice(limits.succeeded), ...failed.slice(limits.failed)];
 }
 
-/** True when two specs define the same job (what `upsertJob` would write is already stored). */
+/** True when two specs define the same job (what `upsertJobs` would write is already stored). */
 export function sameSpec(a: JobSpec, b: JobSpec): boolean {
   return (
     a.name === b.name &&

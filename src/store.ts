@@ -49,6 +49,15 @@ export interface UpsertJobInput {
   readonly suspended?: boolean;
 }
 
+export interface UpsertJobResult {
+  readonly job: JobRecord;
+  /** True when the job did not exist. */
+  readonly created: boolean;
+}
+
+/** The most inputs the scheduler hands one `upsertJobs` call. */
+export const UPSERT_BATCH = 500;
+
 export interface ScheduleRunInput {
   readonly jobName: string;
   /** Compare-and-set: nothing is written unless the job's cursor equals this. */
@@ -233,12 +242,16 @@ export interface Store {
   lock(): Lock;
 
   /**
-   * Atomic. Creates the job with `initialCursor`, zero counters and no backfills, or
-   * replaces an existing job's spec as a whole (a field absent from the new spec is
-   * removed), keeping its cursor, counters, history and backfills. Sets
-   * `suspended` only when given. Notifies `job-changed`.
+   * Upserts jobs in order, each atomically (a store may apply the whole batch in one
+   * transaction; it need not). For each input: creates the job with
+   * `initialCursor`, zero counters and no backfills, or replaces an existing job's
+   * spec as a whole (a field absent from the new spec is removed), keeping its
+   * cursor, counters, history and backfills; sets `suspended` only when given;
+   * notifies `job-changed`. Resolves one result per input, in order. The scheduler
+   * sends at most `UPSERT_BATCH` inputs per call, so a restart that changes 100,000
+   * jobs costs hundreds of store calls, not 100,000.
    */
-  upsertJob(input: UpsertJobInput): Promise<{ readonly job: JobRecord; readonly created: boolean }>;
+  upsertJobs(inputs: readonly UpsertJobInput[]): Promise<readonly UpsertJobResult[]>;
   getJob(name: string): Promise<JobRecord | undefined>;
   /** Every job, by name. */
   listJobs(): Promise<readonly JobRecord[]>;

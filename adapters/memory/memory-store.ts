@@ -37,6 +37,7 @@ import type {
   Store,
   StoreNotification,
   UpsertJobInput,
+  UpsertJobResult,
 } from '../../src/store.js';
 import { compareNewestFirst, compareOldestFirst, compareReadyOrder, isActive } from '../../src/store-rules.js';
 import { MemoryLock } from './memory-lock.js';
@@ -57,36 +58,8 @@ export class MemoryStore implements Store {
     return this.#lock;
   }
 
-  async upsertJob(input: UpsertJobInput): Promise<{ job: JobRecord; created: boolean }> {
-    const existing = this.#tables.job(input.spec.name);
-    const job: JobRecord =
-      existing === undefined
-        ? {
-            ...input.spec,
-            suspended: input.suspended ?? false,
-            createdAt: input.now,
-            cursor: input.initialCursor,
-            succeeded: 0,
-            failed: 0,
-            skipped: 0,
-            backfills: [],
-          }
-        : {
-            // The spec is replaced as a whole (a field dropped from the definition is dropped here too).
-            ...input.spec,
-            suspended: input.suspended ?? existing.suspended,
-            createdAt: existing.createdAt,
-            cursor: existing.cursor,
-            ...(existing.lastScheduleTime === undefined ? {} : { lastScheduleTime: existing.lastScheduleTime }),
-            ...(existing.lastSuccessfulTime === undefined ? {} : { lastSuccessfulTime: existing.lastSuccessfulTime }),
-            succeeded: existing.succeeded,
-            failed: existing.failed,
-            skipped: existing.skipped,
-            backfills: existing.backfills,
-          };
-    this.#tables.putJob(job);
-    this.#tables.notify({ type: 'job-changed', jobName: job.name });
-    return { job, created: existing === undefined };
+  async upsertJobs(inputs: readonly UpsertJobInput[]): Promise<readonly UpsertJobResult[]> {
+    return inputs.map((input) => this.#upsertJob(input));
   }
 
   async getJob(name: string): Promise<JobRecord | undefined> {
@@ -225,6 +198,38 @@ export class MemoryStore implements Store {
 
   watch(listener: (notification: StoreNotification) => void): () => void {
     return this.#tables.watch(listener);
+  }
+
+  #upsertJob(input: UpsertJobInput): UpsertJobResult {
+    const existing = this.#tables.job(input.spec.name);
+    const job: JobRecord =
+      existing === undefined
+        ? {
+            ...input.spec,
+            suspended: input.suspended ?? false,
+            createdAt: input.now,
+            cursor: input.initialCursor,
+            succeeded: 0,
+            failed: 0,
+            skipped: 0,
+            backfills: [],
+          }
+        : {
+            // The spec is replaced as a whole (a field dropped from the definition is dropped here too).
+            ...input.spec,
+            suspended: input.suspended ?? existing.suspended,
+            createdAt: existing.createdAt,
+            cursor: existing.cursor,
+            ...(existing.lastScheduleTime === undefined ? {} : { lastScheduleTime: existing.lastScheduleTime }),
+            ...(existing.lastSuccessfulTime === undefined ? {} : { lastSuccessfulTime: existing.lastSuccessfulTime }),
+            succeeded: existing.succeeded,
+            failed: existing.failed,
+            skipped: existing.skipped,
+            backfills: existing.backfills,
+          };
+    this.#tables.putJob(job);
+    this.#tables.notify({ type: 'job-changed', jobName: job.name });
+    return { job, created: existing === undefined };
   }
 
   #activeRuns(jobName: string): RunRecord[] {

@@ -13,6 +13,7 @@ import { FUNCTIONS_MIGRATION } from './migration-functions.js';
 import { SCHEMA_V3_MIGRATION } from './migration-v3-schema.js';
 import { EXECUTION_V4_MIGRATION } from './migration-v4-execution.js';
 import { FUNCTIONS_V4_MIGRATION } from './migration-v4-functions.js';
+import { UPSERT_JOBS_V5_MIGRATION } from './migration-v5-upsert-jobs.js';
 import type { SqlNames } from './sql.js';
 
 export interface Migration {
@@ -91,6 +92,7 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'store functions for fan-out, pending timeout, history TTL and bounded pruning',
     sql: (n) => FUNCTIONS_V4_MIGRATION(n) + EXECUTION_V4_MIGRATION(n),
   },
+  { version: 5, name: 'batch job upserts', sql: UPSERT_JOBS_V5_MIGRATION },
 ];
 
 /** The single statement that brings a schema up to date; safe to run concurrently and repeatedly. */

@@ -8,6 +8,7 @@
 import {
   LEASE_EXPIRED_ERROR,
   PENDING_TIMEOUT_ERROR,
+  UPSERT_BATCH,
   type AddBackfillInput,
   type Claim,
   type ClaimRunInput,
@@ -35,6 +36,7 @@ import {
   type Store,
   type StoreNotification,
   type UpsertJobInput,
+  type UpsertJobResult,
 } from '../../src/store.js';
 import { Database, parseStoreOptions, type PostgresStoreOptions } from './database.js';
 import { NotificationListener } from './listener.js';
@@ -44,6 +46,28 @@ import { toIndex, toJob, toRun, toRuns } from './records.js';
 /** `data` as a parameter: JSON text cast to `json`, or SQL NULL when the run has none (not JSON `null`). */
 function dataParam(run: NewRun): string | null {
   return run.data === undefined ? null : JSON.stringify(run.data);
+}
+
+/** One element of `upsert_jobs`' batch (see `migration-v5-upsert-jobs.ts`); `null` for an absent value. */
+function upsertParam(input: UpsertJobInput): Record<string, unknown> {
+  const { spec } = input;
+  return {
+    name: spec.name,
+    schedule: spec.schedule,
+    timezone: spec.timezone,
+    policy: spec.concurrencyPolicy,
+    deadline: spec.startingDeadlineMs ?? null,
+    historySucceeded: spec.history.succeeded,
+    historyFailed: spec.history.failed,
+    historyTtl: spec.history.ttlMs ?? null,
+    pendingTimeout: spec.pendingTimeoutMs ?? null,
+    fanOutCompletions: spec.fanOut?.completions ?? null,
+    fanOutParallelism: spec.fanOut?.parallelism ?? null,
+    fanOutRetryLimit: spec.fanOut?.retryLimit ?? null,
+    now: input.now,
+    cursor: input.initialCursor,
+    suspended: input.suspended ?? null,
+  };
 }
 
 export class PostgresStore implements Store {
@@ -89,30 +113,22 @@ export class PostgresStore implements Store {
     return this.#lock;
   }
 
-  async upsertJob(input: UpsertJobInput): Promise<{ job: JobRecord; created: boolean }> {
-    const { spec } = input;
-    const result = (await this.#call(
-      `upsert_job($1::text, $2::jsonb, $3::text, $4::text, $5::bigint, $6::integer, $7::integer, $8::bigint, $9::bigint,
-        $10::integer, $11::integer, $12::integer, $13::bigint, $14::bigint, $15::boolean)`,
-      [
-        spec.name,
-        JSON.stringify(spec.schedule),
-        spec.timezone,
-        spec.concurrencyPolicy,
-        spec.startingDeadlineMs ?? null,
-        spec.history.succeeded,
-        spec.history.failed,
-        spec.history.ttlMs ?? null,
-        spec.pendingTimeoutMs ?? null,
-        spec.fanOut?.completions ?? null,
-        spec.fanOut?.parallelism ?? null,
-        spec.fanOut?.retryLimit ?? null,
-        input.now,
-        input.initialCursor,
-        input.suspended ?? null,
-      ],
-    )) as { job: unknown; created: boolean };
-    return { job: toJob(result.job), created: result.created };
+  /**
+   * One statement per `UPSERT_BATCH` inputs (`upsert_jobs`, one transaction): each job
+   * is upserted in order and notified, and a call the scheduler makes is one round
+   * trip. Longer lists are split so that no transaction holds many rows for long.
+   */
+  async upsertJobs(inputs: readonly UpsertJobInput[]): Promise<readonly UpsertJobResult[]> {
+    const results: UpsertJobResult[] = [];
+    for (let start = 0; start < inputs.length; start += UPSERT_BATCH) {
+      const batch = inputs.slice(start, start + UPSERT_BATCH);
+      const raw = (await this.#call('upsert_jobs($1::jsonb)', [JSON.stringify(batch.map(upsertParam))])) as {
+        job: unknown;
+        created: boolean;
+      }[];
+      for (const result of raw) results.push({ job: toJob(result.job), created: result.created });
+    }
+    return results;
   }
 
   async getJob(name: string): Promise<JobRecord | undefined> {

@@ -25,8 +25,8 @@ export interface SqlNames {
   readonly migrationLock: readonly [number, number];
   /**
    * The two int4 keys of the transaction lock that serializes this schema's sweeps
-   * (recovery, pending timeouts, TTL deletion): the only operations that lock
-   * several jobs' rows, so one at a time cannot deadlock with another.
+   * (recovery, pending timeouts, TTL deletion) and batch upserts: the only operations
+   * that lock several jobs' rows, so one at a time cannot deadlock with another.
    */
   readonly sweepLock: readonly [number, number];
 }

@@ -19,6 +19,8 @@ import type {
   RunStatus,
   RunTrigger,
   StoreNotification,
+  UpsertJobInput,
+  UpsertJobResult,
 } from '../../src/store.js';
 
 /** A reply that does not have the shape a script promises: a bug or a foreign key, never user input. */
@@ -58,6 +60,31 @@ function optionalNumber<K extends string>(map: Map<string, string>, field: K): {
 /** A number as a script argument: JavaScript's decimal form, which Lua's `tonumber` reads exactly. */
 export function num(value: number): string {
   return String(value);
+}
+
+/** An optional number as a script argument: '' when absent. */
+export function optional(value: number | undefined): string {
+  return value === undefined ? '' : num(value);
+}
+
+/** The script arguments of one job in `UPSERT_JOBS` (`UPSERT_ARGC` of them, in the order its TSDoc gives). */
+export function upsertArgs(input: UpsertJobInput): string[] {
+  const { spec } = input;
+  return [
+    spec.name,
+    encodeSpec(spec),
+    spec.concurrencyPolicy,
+    num(spec.history.succeeded),
+    num(spec.history.failed),
+    optional(spec.history.ttlMs),
+    optional(spec.pendingTimeoutMs),
+    optional(spec.fanOut?.completions),
+    optional(spec.fanOut?.parallelism),
+    optional(spec.fanOut?.retryLimit),
+    num(input.now),
+    num(input.initialCursor),
+    input.suspended === undefined ? '' : input.suspended ? '1' : '0',
+  ];
 }
 
 /** The script arguments describing a new run: id, jobName, scheduledAt, trigger, hasData, data. */
@@ -109,6 +136,16 @@ export function decodeJob(value: unknown): JobRecord {
     skipped: Number(map.get('skipped') ?? 0),
     backfills: asArray(backfills, 'job backfills').map(decodeBackfill),
   };
+}
+
+/** `UPSERT_JOBS`'s `{ created, job }` pairs as results: exactly `count` of them, or the reply is malformed. */
+export function decodeUpserts(value: unknown, count: number): UpsertJobResult[] {
+  const replies = asArray(value, 'upsertJobs reply');
+  if (replies.length !== count) throw malformed(`upsertJobs reply (${replies.length} results for ${count} jobs)`);
+  return replies.map((reply) => {
+    const [created, job] = asArray(reply, 'upsertJobs result');
+    return { created: asString(created, 'upsertJobs created flag') === '1', job: decodeJob(job) };
+  });
 }
 
 /** A run's HGETALL reply as a record, or `undefined` when the run does not exist. */

@@ -12,6 +12,7 @@ import { compareNewestFirst, compareReadyOrder } from '../../src/store-rules.js'
 import {
   LEASE_EXPIRED_ERROR,
   PENDING_TIMEOUT_ERROR,
+  UPSERT_BATCH,
   type AddBackfillInput,
   type Claim,
   type ClaimRunInput,
@@ -39,6 +40,7 @@ import {
   type Store,
   type StoreNotification,
   type UpsertJobInput,
+  type UpsertJobResult,
 } from '../../src/store.js';
 import {
   asArray,
@@ -50,11 +52,13 @@ import {
   decodeRun,
   decodeRunOrUndefined,
   decodeRuns,
+  decodeUpserts,
   encodeBackfill,
   encodeError,
-  encodeSpec,
   newRunArgs,
   num,
+  optional,
+  upsertArgs,
 } from './codec.js';
 import { closeClient, hashTag, ScriptRunner, type RedisClient } from './connection.js';
 import { parseStoreOptions, type RedisStoreOptions } from './options.js';
@@ -67,11 +71,6 @@ import * as lua from './scripts.js';
 const LAYOUT_VERSION = '2';
 
 type Listener = (notification: StoreNotification) => void;
-
-/** An optional number as a script argument: '' when absent. */
-function optional(value: number | undefined): string {
-  return value === undefined ? '' : num(value);
-}
 
 /** Script limits must be whole, non-negative numbers. */
 function count(limit: number): string {
@@ -143,27 +142,18 @@ export class RedisStore implements Store {
     return this.#lock;
   }
 
-  async upsertJob(input: UpsertJobInput): Promise<{ job: JobRecord; created: boolean }> {
-    const { spec } = input;
-    const reply = asArray(
-      await this.#run(lua.UPSERT_JOB, [
-        spec.name,
-        encodeSpec(spec),
-        spec.concurrencyPolicy,
-        num(spec.history.succeeded),
-        num(spec.history.failed),
-        optional(spec.history.ttlMs),
-        optional(spec.pendingTimeoutMs),
-        optional(spec.fanOut?.completions),
-        optional(spec.fanOut?.parallelism),
-        optional(spec.fanOut?.retryLimit),
-        num(input.now),
-        num(input.initialCursor),
-        input.suspended === undefined ? '' : input.suspended ? '1' : '0',
-      ]),
-      'upsertJob reply',
-    );
-    return { created: reply[0] === '1', job: decodeJob(reply[1]) };
+  /**
+   * One script call per `UPSERT_BATCH` inputs: each job is upserted atomically, in
+   * order, and a call the scheduler makes (at most `UPSERT_BATCH`) is one round trip.
+   * Longer lists are split so that no script holds the server for long.
+   */
+  async upsertJobs(inputs: readonly UpsertJobInput[]): Promise<readonly UpsertJobResult[]> {
+    const results: UpsertJobResult[] = [];
+    for (let start = 0; start < inputs.length; start += UPSERT_BATCH) {
+      const batch = inputs.slice(start, start + UPSERT_BATCH);
+      results.push(...decodeUpserts(await this.#run(lua.UPSERT_JOBS, batch.flatMap(upsertArgs)), batch.length));
+    }
+    return results;
   }
 
   async getJob(name: string): Promise<JobRecord | undefined> {

@@ -17,30 +17,39 @@ end
 return version
 `);
 
+/** How many ARGV one job takes in `UPSERT_JOBS` (`upsertArgs` in codec.ts writes them). */
+export const UPSERT_ARGC = 13;
+
 /**
- * ARGV: name, specJson, policy, historySucceeded, historyFailed, then the optional
- * historyTtl, pendingTimeout, fanCompletions, fanParallelism, fanRetryLimit ('' when
- * absent), now, initialCursor, suspended ('' | '0' | '1'). Returns { created, job }.
+ * ARGV: one group of `UPSERT_ARGC` per job, upserted in order: name, specJson,
+ * policy, historySucceeded, historyFailed, then the optional historyTtl,
+ * pendingTimeout, fanCompletions, fanParallelism, fanRetryLimit ('' when absent),
+ * now, initialCursor, suspended ('' | '0' | '1'). Returns { created, job } per job.
  */
-export const UPSERT_JOB = script(`
-local name, now, initialCursor, suspended = ARGV[1], ARGV[11], ARGV[12], ARGV[13]
-local key = jobKey(name)
-local created = redis.call('EXISTS', key) == 0
-redis.call('HSET', key, 'spec', ARGV[2], 'policy', ARGV[3], 'historySucceeded', ARGV[4], 'historyFailed', ARGV[5])
--- Copies of the spec's optional fields for the scripts; the spec is replaced as a whole.
-for i, field in ipairs({ 'historyTtl', 'pendingTimeout', 'fanCompletions', 'fanParallelism', 'fanRetryLimit' }) do
-  local value = ARGV[5 + i]
-  if value == '' then redis.call('HDEL', key, field) else redis.call('HSET', key, field, value) end
+export const UPSERT_JOBS = script(`
+local results = {}
+for base = 0, #ARGV - 1, ${UPSERT_ARGC} do
+  local name, now, initialCursor, suspended = ARGV[base + 1], ARGV[base + 11], ARGV[base + 12], ARGV[base + 13]
+  local key = jobKey(name)
+  local created = redis.call('EXISTS', key) == 0
+  redis.call('HSET', key, 'spec', ARGV[base + 2], 'policy', ARGV[base + 3], 'historySucceeded', ARGV[base + 4],
+    'historyFailed', ARGV[base + 5])
+  -- Copies of the spec's optional fields for the scripts; the spec is replaced as a whole.
+  for i, field in ipairs({ 'historyTtl', 'pendingTimeout', 'fanCompletions', 'fanParallelism', 'fanRetryLimit' }) do
+    local value = ARGV[base + 5 + i]
+    if value == '' then redis.call('HDEL', key, field) else redis.call('HSET', key, field, value) end
+  end
+  if created then
+    redis.call('HSET', key, 'createdAt', now, 'cursor', initialCursor, 'succeeded', '0', 'failed', '0', 'skipped', '0',
+      'suspended', suspended == '1' and '1' or '0')
+    redis.call('ZADD', JOBS, 0, name)
+  elseif suspended ~= '' then
+    redis.call('HSET', key, 'suspended', suspended)
+  end
+  notify({ type = 'job-changed', jobName = name })
+  results[#results + 1] = { created and '1' or '0', jobReply(name) }
 end
-if created then
-  redis.call('HSET', key, 'createdAt', now, 'cursor', initialCursor, 'succeeded', '0', 'failed', '0', 'skipped', '0',
-    'suspended', suspended == '1' and '1' or '0')
-  redis.call('ZADD', JOBS, 0, name)
-elseif suspended ~= '' then
-  redis.call('HSET', key, 'suspended', suspended)
-end
-notify({ type = 'job-changed', jobName = name })
-return { created and '1' or '0', jobReply(name) }
+return results
 `);
 
 /** ARGV: name. Returns the job, or nil. */
@@ -220,6 +229,6 @@ return runs
 
 /** Every store script, for `init()` to load. */
 export const STORE_SCRIPTS: readonly string[] = [
-  INIT, UPSERT_JOB, GET_JOB, LIST_JOBS, REMOVE_JOB, SET_SUSPENDED, SCHEDULE_RUN, CREATE_RUN, ADD_BACKFILL,
+  INIT, UPSERT_JOBS, GET_JOB, LIST_JOBS, REMOVE_JOB, SET_SUSPENDED, SCHEDULE_RUN, CREATE_RUN, ADD_BACKFILL,
   SCHEDULE_BACKFILL_RUN, FIND_READY_RUNS, LIST_RUNS, ...RUN_SCRIPTS,
 ];

@@ -16,7 +16,7 @@ async function main(): Promise<void> {
   const spec = { name: 'catchup', schedule: { kind: 'every' as const, everyMs: 1000 }, timezone: 'UTC', concurrencyPolicy: 'CatchUp' as const, history: { succeeded: 3, failed: 1 } };
   // The job as a previous deployment left it: created (and last planned) TICKS seconds ago.
   await store.init();
-  await store.upsertJob({ spec, now: created, initialCursor: created });
+  await store.upsertJobs([{ spec, now: created, initialCursor: created }]);
   const scheduler = new Scheduler({ store });
   let runs = 0;
   const heap: { runs: number; heapUsed: number }[] = [];

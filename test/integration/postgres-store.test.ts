@@ -3,12 +3,17 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { PostgresLock, PostgresStore } from '../../adapters/postgres/index.js';
 import { MIGRATIONS } from '../../adapters/postgres/migrations.js';
 import { ValidationError } from '../../src/errors.js';
-import type { JsonValue, StoreNotification } from '../../src/store.js';
+import type { JobSpec, JsonValue, Store, StoreNotification, UpsertJobInput, UpsertJobResult } from '../../src/store.js';
 import { storeConformance } from '../../src/testing/conformance/index.js';
 import { DATABASE_URL, requireServer, uniqueNamespace } from './servers.js';
 
 const up = await requireServer('postgres');
 const T0 = Date.UTC(2026, 0, 1);
+
+/** One job through the batch method. */
+async function upsertJob(store: Store, input: UpsertJobInput): Promise<UpsertJobResult> {
+  return (await store.upsertJobs([input]))[0]!;
+}
 
 describe.skipIf(!up)('PostgresStore on a real server', () => {
   const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 20 });
@@ -71,7 +76,7 @@ describe.skipIf(!up)('PostgresStore on a real server', () => {
         await Promise.all(stores.map((store) => store.init()));
         const { rows } = await pool.query(`SELECT version FROM "${schema}".schema_migrations ORDER BY version`);
         expect(rows.map((row: { version: number }) => row.version)).toEqual(MIGRATIONS.map((m) => m.version));
-        const { job } = await stores[0]!.upsertJob({
+        const { job } = await upsertJob(stores[0]!, {
           spec: { name: 'a', schedule: { kind: 'every', everyMs: 1000 }, timezone: 'UTC', concurrencyPolicy: 'Allow', history: { succeeded: 1, failed: 1 } },
           now: T0,
           initialCursor: T0,
@@ -111,7 +116,7 @@ describe.skipIf(!up)('PostgresStore on a real server', () => {
         const seen: StoreNotification[] = [];
         store.watch((n) => seen.push(n));
         await vi.waitFor(async () => {
-          await store.upsertJob({
+          await upsertJob(store, {
             spec: { name: 'a', schedule: { kind: 'at', at: T0 }, timezone: 'UTC', concurrencyPolicy: 'Forbid', history: { succeeded: 1, failed: 1 } },
             now: T0,
             initialCursor: T0,
@@ -138,7 +143,7 @@ describe.skipIf(!up)('PostgresStore on a real server', () => {
     ];
     it.each(values)('round-trips %s exactly', (_label, data) =>
       withStore(async (store) => {
-        await store.upsertJob({
+        await upsertJob(store, {
           spec: { name: 'a', schedule: { kind: 'cron', expression: '* * * * *' }, timezone: 'UTC', concurrencyPolicy: 'Allow', history: { succeeded: 1, failed: 1 } },
           now: T0,
           initialCursor: T0,
@@ -155,7 +160,7 @@ describe.skipIf(!up)('PostgresStore on a real server', () => {
 
     it('keeps absent data absent', () =>
       withStore(async (store) => {
-        await store.upsertJob({
+        await upsertJob(store, {
           spec: { name: 'a', schedule: { kind: 'cron', expression: '* * * * *' }, timezone: 'UTC', concurrencyPolicy: 'Allow', history: { succeeded: 1, failed: 1 } },
           now: T0,
           initialCursor: T0,
@@ -165,6 +170,75 @@ describe.skipIf(!up)('PostgresStore on a real server', () => {
         expect(stored).toBeDefined();
         expect('data' in (stored ?? {})).toBe(false);
       }));
+  });
+
+  describe('batch upserts', () => {
+    const spec = (i: number, version: 1 | 2): JobSpec => ({
+      name: `job-${String(i).padStart(3, '0')}`,
+      schedule: version === 1 ? { kind: 'every', everyMs: 1_000 + i } : { kind: 'cron', expression: `${i % 60} * * * *` },
+      timezone: version === 1 ? 'UTC' : 'Europe/Paris',
+      concurrencyPolicy: version === 1 ? 'Allow' : 'Forbid',
+      ...(i % 3 === version ? { startingDeadlineMs: 5_000 } : {}),
+      ...(i % 5 === version ? { fanOut: { completions: 4, parallelism: 2, retryLimit: 1 } } : {}),
+      ...(i % 7 === version ? { pendingTimeoutMs: 60_000 } : {}),
+      history: i % 2 === version - 1 ? { succeeded: 3, failed: 2, ttlMs: 86_400_000 } : { succeeded: 1, failed: 1 },
+    });
+    // Even jobs exist (some suspended), odd ones are new; every input changes its job, and a
+    // quarter set the suspend flag each way.
+    const existing = Array.from({ length: 250 }, (_, k): UpsertJobInput => ({
+      spec: spec(2 * k, 1),
+      now: T0,
+      initialCursor: T0,
+      ...(k % 3 === 0 ? { suspended: true } : {}),
+    }));
+    const batch = Array.from({ length: 500 }, (_, i): UpsertJobInput => ({
+      spec: spec(i, 2),
+      now: T0 + 1_000,
+      initialCursor: T0 + 1_000,
+      ...(i % 4 === 0 ? { suspended: true } : i % 4 === 1 ? { suspended: false } : {}),
+    }));
+
+    it('writes 500 mixed new and existing jobs in one statement, as 500 single upserts do, notifying each', async () => {
+      const schemas = [uniqueNamespace('tw'), uniqueNamespace('tw')];
+      const statements: string[] = [];
+      const counting = {
+        query: (text: string, params?: unknown[]) => {
+          statements.push(text);
+          return pool.query(text, params);
+        },
+      };
+      const batched = new PostgresStore({ pool: counting, schema: schemas[0]! });
+      const single = new PostgresStore({ pool, schema: schemas[1]! });
+      const watcher = new PostgresStore({ pool, schema: schemas[0]! });
+      try {
+        await Promise.all([batched.upsertJobs(existing), single.upsertJobs(existing)]);
+        const seen = new Set<string>();
+        watcher.watch((n) => {
+          if (n.type === 'job-changed') seen.add(n.jobName);
+        });
+        await vi.waitFor(async () => {
+          const { rows } = await pool.query(`SELECT 1 FROM pg_stat_activity WHERE query = $1 AND state = 'idle'`, [
+            `LISTEN "${watcher.channel}"`,
+          ]);
+          expect(rows).toHaveLength(1);
+        }, { timeout: 5_000, interval: 20 });
+
+        statements.length = 0;
+        const results = await batched.upsertJobs(batch);
+        expect(statements).toHaveLength(1);
+
+        const singles: UpsertJobResult[] = [];
+        for (const input of batch) singles.push(await upsertJob(single, input));
+        expect(results).toEqual(singles);
+        expect(results.filter((r) => r.created)).toHaveLength(250);
+        expect(results.map((r) => r.job.name)).toEqual(batch.map((input) => input.spec.name));
+        expect(await batched.listJobs()).toEqual(await single.listJobs());
+        await vi.waitFor(() => expect(seen.size).toBe(500), { timeout: 5_000, interval: 20 });
+      } finally {
+        await Promise.all([batched.close(), single.close(), watcher.close()]);
+        await Promise.all(schemas.map(dropSchema));
+      }
+    });
   });
 
   describe('notifications', () => {
@@ -178,7 +252,7 @@ describe.skipIf(!up)('PostgresStore on a real server', () => {
           initialCursor: T0,
         });
         const sees = (name: string) => vi.waitFor(async () => {
-          await store.upsertJob(spec(name));
+          await upsertJob(store, spec(name));
           expect(seen).toContainEqual({ type: 'job-changed', jobName: name });
         }, { timeout: 10_000, interval: 100 });
         await sees('before');

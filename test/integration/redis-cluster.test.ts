@@ -69,7 +69,8 @@ describe.skipIf(!available)('RedisStore on Redis Cluster', () => {
     try {
       const T0 = Date.UTC(2026, 0, 1);
       const spec = { name: 'a', schedule: { kind: 'cron', expression: '* * * * *' }, timezone: 'UTC', concurrencyPolicy: 'Allow', history: { succeeded: 3, failed: 1 } } as const;
-      await store.upsertJob({ spec, now: T0, initialCursor: T0 });
+      const upserted = await store.upsertJobs([{ spec, now: T0, initialCursor: T0 }, { spec: { ...spec, name: 'b' }, now: T0, initialCursor: T0 }]);
+      expect(upserted.map((r) => [r.job.name, r.created])).toEqual([['a', true], ['b', true]]);
       await store.addBackfill({ jobName: 'a', range: { id: 'b', next: T0, to: T0 } });
       await store.createRun({ run: { id: 'a.manual.1', jobName: 'a', scheduledAt: T0, trigger: 'manual' }, now: T0 });
       await store.lock().acquire({ name: 'planner', owner: 'p', now: T0, leaseUntil: T0 + 1_000 });

@@ -8,12 +8,17 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { MemoryStore } from '../../adapters/memory/index.js';
 import { RedisLock, RedisStore } from '../../adapters/redis/index.js';
 import { ValidationError } from '../../src/errors.js';
-import type { JsonValue, Store, StoreNotification } from '../../src/store.js';
+import { UPSERT_BATCH, type JobSpec, type JsonValue, type Store, type StoreNotification, type UpsertJobInput, type UpsertJobResult } from '../../src/store.js';
 import { storeConformance } from '../../src/testing/conformance/index.js';
 import { REDIS_URL, deleteRedisKeys, requireServer, uniqueNamespace } from './servers.js';
 
 const up = await requireServer('redis');
 const T0 = Date.UTC(2026, 0, 1);
+
+/** One job through the batch method, as most tests need. */
+async function upsert(store: Store, input: UpsertJobInput): Promise<UpsertJobResult> {
+  return (await store.upsertJobs([input]))[0]!;
+}
 
 /** Deletes every key of a prefix (validated, so it is safe in a MATCH pattern). */
 describe.skipIf(!up)('RedisStore', () => {
@@ -112,7 +117,7 @@ describe.skipIf(!up)('RedisStore', () => {
       const client = new Redis(REDIS_URL);
       try {
         await withStore(async (store) => {
-          await store.upsertJob({ spec, now: T0, initialCursor: T0 });
+          await upsert(store, { spec, now: T0, initialCursor: T0 });
           const unwatch = store.watch(() => {});
           unwatch();
         }, client);
@@ -141,7 +146,7 @@ describe.skipIf(!up)('RedisStore', () => {
       const unwatch = store.watch((n) => seen.push(n));
       try {
         await vi.waitFor(async () => {
-          await store.upsertJob({ spec, now: T0, initialCursor: T0 });
+          await upsert(store, { spec, now: T0, initialCursor: T0 });
           expect(seen).toContainEqual({ type: 'job-changed', jobName: 'a' });
         }, { timeout: 5_000, interval: 50 });
         await store.createRun({ run: { id: 'a.manual.k', jobName: 'a', scheduledAt: T0, trigger: 'manual' }, now: T0 });
@@ -176,7 +181,7 @@ describe.skipIf(!up)('RedisStore', () => {
   describe('scripts', () => {
     it('recovers when the server forgot its scripts (NOSCRIPT)', () =>
       withStore(async (store) => {
-        await store.upsertJob({ spec, now: T0, initialCursor: T0 });
+        await upsert(store, { spec, now: T0, initialCursor: T0 });
         await admin.script('FLUSH');
         const result = await store.scheduleRun({
           jobName: 'a',
@@ -216,7 +221,7 @@ describe.skipIf(!up)('RedisStore', () => {
 
     it('round-trips every JSON value exactly', () =>
       withStore(async (store) => {
-        await store.upsertJob({ spec, now: T0, initialCursor: T0 });
+        await upsert(store, { spec, now: T0, initialCursor: T0 });
         for (const [index, data] of values.entries()) {
           const created = await store.createRun({ run: { id: `a.manual.${index}`, jobName: 'a', scheduledAt: T0, trigger: 'manual', data }, now: T0 });
           expect(created.outcome).toBe('created');
@@ -237,7 +242,7 @@ describe.skipIf(!up)('RedisStore', () => {
           startingDeadlineMs: 600_000,
           history: { succeeded: 0, failed: 100 },
         } as const;
-        const { job } = await store.upsertJob({ spec: full, now: T0 + 0.5, initialCursor: -8_640_000_000_000_000 });
+        const { job } = await upsert(store, { spec: full, now: T0 + 0.5, initialCursor: -8_640_000_000_000_000 });
         expect(job).toMatchObject({ ...full, createdAt: T0 + 0.5, cursor: -8_640_000_000_000_000 });
         const range = { id: 'range with spaces', next: 8_640_000_000_000_000, to: 8_640_000_000_000_000 };
         expect((await store.addBackfill({ jobName: full.name, range }))?.backfills).toEqual([range]);
@@ -253,7 +258,7 @@ describe.skipIf(!up)('RedisStore', () => {
         const unwatch = other.watch((n) => seen.push(n));
         try {
           await vi.waitFor(async () => {
-            await store.upsertJob({ spec, now: T0, initialCursor: T0 });
+            await upsert(store, { spec, now: T0, initialCursor: T0 });
             expect(seen).toContainEqual({ type: 'job-changed', jobName: 'a' });
           }, { timeout: 5_000, interval: 50 });
           await store.createRun({ run: { id: 'a.manual.k', jobName: 'a', scheduledAt: T0, trigger: 'manual' }, now: T0 + 3 });
@@ -265,10 +270,136 @@ describe.skipIf(!up)('RedisStore', () => {
       }));
   });
 
+  describe('upsertJobs', () => {
+    /**
+     * The EVAL / EVALSHA calls on `prefix` the server receives while `action` runs,
+     * seen through MONITOR (filtered by KEYS[1], so suites running in parallel on
+     * the same server do not count).
+     */
+    async function scriptCalls(prefix: string, action: () => Promise<void>): Promise<string[]> {
+      // Not admin.monitor(): while other suites flood the server, ioredis can read monitor lines before it marks the
+      // connection as monitoring, and emits them as errors before the caller could listen. Lines read then precede `action`.
+      const monitor = admin.duplicate({ monitor: true });
+      monitor.on('error', () => {});
+      const calls: string[] = [];
+      const sentinel = `{${prefix}}:sentinel`;
+      let done = false;
+      monitor.on('monitor', (_time: string, args: string[]) => {
+        // args: command, sha (or script), numkeys, KEYS[1], ...
+        const command = args[0]?.toLowerCase();
+        if ((command === 'evalsha' || command === 'eval') && args[3] === `{${prefix}}`) calls.push(command);
+        if (command === 'get' && args[1] === sentinel) done = true;
+      });
+      try {
+        await new Promise((resolve) => monitor.once('monitoring', resolve));
+        await action();
+        // MONITOR streams in the order the server ran the commands: once the sentinel shows, the script has too.
+        await admin.get(sentinel);
+        await vi.waitFor(() => expect(done).toBe(true), { timeout: 5_000 });
+      } finally {
+        monitor.disconnect();
+      }
+      return calls;
+    }
+
+    /** Varies the optional fields the script copies, so an update both adds and drops them. */
+    function variant(name: string, i: number): JobSpec {
+      const base = { ...spec, name };
+      switch (i % 3) {
+        case 0:
+          return { ...base, pendingTimeoutMs: 1_000 + i };
+        case 1:
+          return { ...base, concurrencyPolicy: 'Forbid', fanOut: { completions: 3, parallelism: 2, retryLimit: i % 4 } };
+        default:
+          return { ...base, history: { succeeded: 2, failed: 5, ttlMs: 60_000 + i }, startingDeadlineMs: i };
+      }
+    }
+
+    it('upserts 500 new and existing jobs in one script call, as 500 single upserts would', async () => {
+      // 250 existing jobs, some suspended, some with backfills or a moved cursor.
+      const seeds: UpsertJobInput[] = Array.from({ length: 250 }, (_, i) => ({
+        spec: variant(`job.${i}`, i),
+        now: T0 + i,
+        initialCursor: T0,
+        ...(i % 5 === 0 ? { suspended: true } : {}),
+      }));
+      const probe: UpsertJobInput = { spec: { ...spec, name: 'probe' }, now: T0, initialCursor: T0 };
+      async function prepare(store: Store): Promise<void> {
+        await store.upsertJobs([...seeds, probe]);
+        for (let i = 0; i < 250; i += 7) await store.addBackfill({ jobName: `job.${i}`, range: { id: `b${i}`, next: T0, to: T0 + i } });
+        for (let i = 1; i < 250; i += 11) await store.scheduleRun({ jobName: `job.${i}`, expectedCursor: T0, cursor: T0 + 60_000, now: T0 + 60_000 });
+      }
+      // Names 0..498 interleaved (new from 250 on), then an earlier new name again: in order, it is no longer new.
+      const inputs: UpsertJobInput[] = Array.from({ length: 499 }, (_, k) => {
+        const i = (k * 37) % 499;
+        const suspended = [true, false, undefined][i % 4];
+        return {
+          spec: variant(`job.${i}`, i + 1),
+          now: T0 + 120_000,
+          initialCursor: T0 + i,
+          ...(suspended === undefined ? {} : { suspended }),
+        };
+      });
+      inputs.push({ spec: variant('job.400', 2), now: T0 + 180_000, initialCursor: 0, suspended: true });
+
+      const singles: UpsertJobResult[] = [];
+      let singleJobs: readonly unknown[] = [];
+      await withStore(async (store) => {
+        await prepare(store);
+        for (const input of inputs) singles.push(await upsert(store, input));
+        singleJobs = await store.listJobs();
+      });
+
+      await withStore(async (store, prefix) => {
+        await prepare(store);
+        const seen: string[] = [];
+        let live = false;
+        const unwatch = store.watch((n) => {
+          if (n.type !== 'job-changed') return;
+          if (n.jobName === 'probe') live = true;
+          else seen.push(n.jobName);
+        });
+        try {
+          // Upserting the probe again changes nothing, and shows the subscription is live.
+          await vi.waitFor(async () => {
+            await upsert(store, probe);
+            expect(live).toBe(true);
+          }, { timeout: 5_000, interval: 50 });
+          let batch: readonly UpsertJobResult[] = [];
+          const calls = await scriptCalls(prefix, async () => {
+            batch = await store.upsertJobs(inputs);
+          });
+          expect(calls).toEqual(['evalsha']);
+          expect(batch).toEqual(singles);
+          expect(batch.map((r) => r.job.name)).toEqual(inputs.map((input) => input.spec.name));
+          expect(batch.filter((r) => r.created)).toHaveLength(249);
+          expect(await store.listJobs()).toEqual(singleJobs);
+          await vi.waitFor(() => expect(seen).toEqual(inputs.map((input) => input.spec.name)), { timeout: 5_000 });
+        } finally {
+          unwatch();
+        }
+      });
+    });
+
+    it('splits a list longer than UPSERT_BATCH into calls of at most UPSERT_BATCH, in order; an empty list calls nothing', () =>
+      withStore(async (store, prefix) => {
+        const inputs = Array.from({ length: 2 * UPSERT_BATCH + 1 }, (_, i) => ({ spec: variant(`job.${i % 600}`, i), now: T0 + i, initialCursor: T0 }));
+        let results: readonly UpsertJobResult[] = [];
+        expect(await scriptCalls(prefix, async () => {
+          results = await store.upsertJobs(inputs);
+          expect(await store.upsertJobs([])).toEqual([]);
+        })).toEqual(['evalsha', 'evalsha', 'evalsha']);
+        expect(results.map((r) => [r.job.name, r.created, r.job.createdAt])).toEqual(
+          inputs.map((input, i) => [input.spec.name, i < 600, T0 + (i % 600)]),
+        );
+        expect(await store.getJob('job.0')).toEqual(results[600]?.job);
+      }));
+  });
+
   describe('findReadyRuns', () => {
     it('is not starved by ready runs of other jobs and orders ties by scheduledAt, then id', () =>
       withStore(async (store) => {
-        for (const name of ['busy', 'a']) await store.upsertJob({ spec: { ...spec, name }, now: T0, initialCursor: T0 });
+        for (const name of ['busy', 'a']) await upsert(store, { spec: { ...spec, name }, now: T0, initialCursor: T0 });
         for (let i = 0; i < 50; i += 1) {
           await store.createRun({ run: { id: `busy.manual.${i}`, jobName: 'busy', scheduledAt: T0, trigger: 'manual' }, now: T0 });
         }
@@ -298,7 +429,7 @@ describe.skipIf(!up)('RedisStore', () => {
     it('hands out ready runs sharing a readyAt by scheduledAt, then ID, as MemoryStore does', async () => {
       const found: unknown[] = [];
       await both(async (store) => {
-        await store.upsertJob({ spec, now: T0, initialCursor: T0 });
+        await upsert(store, { spec, now: T0, initialCursor: T0 });
         for (const [i, scheduledAt] of scheduledAts.entries()) {
           await store.createRun({ run: { id: `a.manual.${(i * 7) % 10}`, jobName: 'a', scheduledAt, trigger: 'manual' }, now: T0 });
         }
@@ -310,7 +441,7 @@ describe.skipIf(!up)('RedisStore', () => {
 
     it('prunes runs finished at the same instant by createdAt, scheduledAt, then ID, as MemoryStore does', () =>
       both(async (store) => {
-        await store.upsertJob({ spec: { ...spec, history: { succeeded: 3, failed: 2 } }, now: T0, initialCursor: T0 });
+        await upsert(store, { spec: { ...spec, history: { succeeded: 3, failed: 2 } }, now: T0, initialCursor: T0 });
         for (const [i, scheduledAt] of scheduledAts.entries()) {
           const id = `a.manual.${(i * 3) % 10}`;
           await store.createRun({ run: { id, jobName: 'a', scheduledAt, trigger: 'manual' }, now: T0 + (i % 3) });

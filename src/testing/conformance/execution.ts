@@ -1,6 +1,6 @@
 /** Conformance: claims, leases and fencing, recovery, history pruning, notifications and the lock. */
 import { LEASE_EXPIRED_ERROR, type StoreNotification } from '../../store.js';
-import { MINUTE, T0, spec, type Fixture } from './fixtures.js';
+import { MINUTE, T0, spec, upsertJob, type Fixture } from './fixtures.js';
 
 export function executionTests(fx: Fixture): void {
   const { describe, it, expect, withStore, job, tick, claim, succeed, eventually } = fx;
@@ -164,7 +164,7 @@ export function executionTests(fx: Fixture): void {
         try {
           // Let a store with a subscription connection finish subscribing.
           await eventually(async () => {
-            await store.upsertJob({ spec: spec('probe'), now: T0, initialCursor: T0 });
+            await upsertJob(store, { spec: spec('probe'), now: T0, initialCursor: T0 });
             expect(seen.some((n) => n.type === 'job-changed' && n.jobName === 'probe')).toBe(true);
           }, 5_000, 50);
           await job(store, 'a');

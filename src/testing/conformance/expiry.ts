@@ -1,6 +1,6 @@
 /** Conformance: pending timeouts (`pendingUntil`, `expirePendingRuns`) and history TTL (`expiresAt`, `deleteExpiredRuns`). */
 import { PENDING_TIMEOUT_ERROR, type JobSpec, type StoreNotification } from '../../store.js';
-import { ERROR, MINUTE, T0, fanOutSpec, spec, type Fixture } from './fixtures.js';
+import { ERROR, MINUTE, T0, fanOutSpec, spec, upsertJob, type Fixture } from './fixtures.js';
 
 export function expiryTests(fx: Fixture): void {
   const { describe, it, expect, withStore, tick, claim, succeed, fanOutJob, created, claimIndex, finishIndex, eventually } = fx;
@@ -14,7 +14,7 @@ export function expiryTests(fx: Fixture): void {
   describe('pending timeout', () => {
     it('keeps pendingUntil on a plain run while it is claimable, from max(readyAt, now)', () =>
       withStore(async (store) => {
-        await store.upsertJob({ spec: plain('a', { pendingTimeoutMs: TIMEOUT }), now: T0, initialCursor: T0 });
+        await upsertJob(store, { spec: plain('a', { pendingTimeoutMs: TIMEOUT }), now: T0, initialCursor: T0 });
         const run = await created(store, 'a', 1);
         expect(run.pendingUntil).toBe(T0 + MINUTE + TIMEOUT);
         let mine = await claim(store, run.id, 'p', T0 + 2 * MINUTE);
@@ -81,13 +81,13 @@ export function expiryTests(fx: Fixture): void {
 
     it('fails claimable runs whose pendingUntil passed, earliest first, with counters, notification and the next deadline', () =>
       withStore(async (store) => {
-        await store.upsertJob({ spec: plain('a', { pendingTimeoutMs: TIMEOUT, history: { succeeded: 3, failed: 1 } }), now: T0, initialCursor: T0 });
-        await store.upsertJob({ spec: plain('b', { pendingTimeoutMs: 2 * TIMEOUT }), now: T0, initialCursor: T0 });
+        await upsertJob(store, { spec: plain('a', { pendingTimeoutMs: TIMEOUT, history: { succeeded: 3, failed: 1 } }), now: T0, initialCursor: T0 });
+        await upsertJob(store, { spec: plain('b', { pendingTimeoutMs: 2 * TIMEOUT }), now: T0, initialCursor: T0 });
         const seen: StoreNotification[] = [];
         const unwatch = store.watch((n) => seen.push(n));
         try {
           await eventually(async () => {
-            await store.upsertJob({ spec: spec('probe'), now: T0, initialCursor: T0 });
+            await upsertJob(store, { spec: spec('probe'), now: T0, initialCursor: T0 });
             expect(seen.some((n) => n.type === 'job-changed' && n.jobName === 'probe')).toBe(true);
           }, 5_000, 50);
           const a1 = await created(store, 'a', 1); // until +6
@@ -126,8 +126,8 @@ export function expiryTests(fx: Fixture): void {
 
     it('orders runs with the same pendingUntil by ID', () =>
       withStore(async (store) => {
-        await store.upsertJob({ spec: plain('b', { pendingTimeoutMs: TIMEOUT }), now: T0, initialCursor: T0 });
-        await store.upsertJob({ spec: plain('a', { pendingTimeoutMs: TIMEOUT }), now: T0, initialCursor: T0 });
+        await upsertJob(store, { spec: plain('b', { pendingTimeoutMs: TIMEOUT }), now: T0, initialCursor: T0 });
+        await upsertJob(store, { spec: plain('a', { pendingTimeoutMs: TIMEOUT }), now: T0, initialCursor: T0 });
         const b = await created(store, 'b', 1);
         const a = await created(store, 'a', 1);
         const result = await store.expirePendingRuns({ now: T0 + 10 * MINUTE, limit: 10 });
@@ -166,8 +166,8 @@ export function expiryTests(fx: Fixture): void {
     it('sets expiresAt on every final write when the job has a TTL, and only then', () =>
       withStore(async (store) => {
         const history = { succeeded: 5, failed: 5, ttlMs: TTL };
-        await store.upsertJob({ spec: plain('a', { history, pendingTimeoutMs: TIMEOUT }), now: T0, initialCursor: T0 });
-        await store.upsertJob({ spec: plain('r', { history, concurrencyPolicy: 'Replace' }), now: T0, initialCursor: T0 });
+        await upsertJob(store, { spec: plain('a', { history, pendingTimeoutMs: TIMEOUT }), now: T0, initialCursor: T0 });
+        await upsertJob(store, { spec: plain('r', { history, concurrencyPolicy: 'Replace' }), now: T0, initialCursor: T0 });
         await fanOutJob(store, 'f', { completions: 2, parallelism: 2 }, { history });
         await fx.job(store, 'none');
 
@@ -210,8 +210,8 @@ export function expiryTests(fx: Fixture): void {
     it('deletes only finished runs whose expiresAt passed, earliest first, at most limit, with their index records', () =>
       withStore(async (store) => {
         const history = { succeeded: 10, failed: 10, ttlMs: TTL };
-        await store.upsertJob({ spec: plain('a', { history }), now: T0, initialCursor: T0 });
-        await store.upsertJob({ spec: fanOutSpec('f', { completions: 2, parallelism: 2 }, { history }), now: T0, initialCursor: T0 });
+        await upsertJob(store, { spec: plain('a', { history }), now: T0, initialCursor: T0 });
+        await upsertJob(store, { spec: fanOutSpec('f', { completions: 2, parallelism: 2 }, { history }), now: T0, initialCursor: T0 });
         const fan = await created(store, 'f', 1);
         for (const owner of ['p', 'q']) {
           const { index } = await claimIndex(store, fan.id, owner);

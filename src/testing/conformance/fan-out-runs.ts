@@ -1,6 +1,6 @@
 /** Conformance: fan-out runs among the others: policies, manual runs, ready lists, notifications, pruning and removal. */
 import type { StoreNotification } from '../../store.js';
-import { ERROR, MINUTE, T0, fanOutSpec, type Fixture } from './fixtures.js';
+import { ERROR, MINUTE, T0, fanOutSpec, upsertJob, type Fixture } from './fixtures.js';
 
 export function fanOutRunTests(fx: Fixture): void {
   const { describe, it, expect, withStore, job, tick, claim, fanOutJob, created, claimIndex, finishIndex, eventually } = fx;
@@ -105,7 +105,7 @@ export function fanOutRunTests(fx: Fixture): void {
         try {
           // Let a store with a subscription connection finish subscribing.
           await eventually(async () => {
-            await store.upsertJob({ spec: fanOutSpec('probe'), now: T0, initialCursor: T0 });
+            await upsertJob(store, { spec: fanOutSpec('probe'), now: T0, initialCursor: T0 });
             expect(seen.some((n) => n.type === 'job-changed' && n.jobName === 'probe')).toBe(true);
           }, 5_000, 50);
           await fanOutJob(store, 'f', { completions: 2, parallelism: 2, retryLimit: 5 });

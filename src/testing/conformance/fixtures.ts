@@ -13,6 +13,8 @@ import type {
   NewRun,
   RunRecord,
   Store,
+  UpsertJobInput,
+  UpsertJobResult,
 } from '../../store.js';
 
 /** The matchers the suite uses: vitest's and jest's `expect` both provide them. */
@@ -62,6 +64,13 @@ export function spec(name: string, concurrencyPolicy: ConcurrencyPolicy = 'Allow
   return { name, schedule: { kind: 'cron', expression: '* * * * *' }, timezone: 'UTC', concurrencyPolicy, history };
 }
 
+/** One job through the batch `upsertJobs`. */
+export async function upsertJob(store: Store, input: UpsertJobInput): Promise<UpsertJobResult> {
+  const [result] = await store.upsertJobs([input]);
+  if (result === undefined) throw new Error(`upsertJobs returned no result for ${input.spec.name}`);
+  return result;
+}
+
 export function scheduled(jobName: string, at: number): NewRun {
   return { id: `${jobName}.${at / 1000}`, jobName, scheduledAt: at, trigger: 'schedule' };
 }
@@ -95,7 +104,7 @@ export function fixture(options: StoreConformanceOptions) {
   }
 
   async function job(store: Store, jobName: string, policy: ConcurrencyPolicy = 'Allow', history?: { succeeded: number; failed: number }) {
-    return (await store.upsertJob({ spec: spec(jobName, policy, history), now: T0, initialCursor: T0 })).job;
+    return (await upsertJob(store, { spec: spec(jobName, policy, history), now: T0, initialCursor: T0 })).job;
   }
 
   /** Creates the run for the tick one minute after the job's cursor. */
@@ -121,7 +130,7 @@ export function fixture(options: StoreConformanceOptions) {
   /** Creates (or replaces) a fan-out job; its cursor starts at `T0`. */
   async function fanOutJob(store: Store, jobName: string, fanOut: Partial<FanOutSpec> = {}, extra: Partial<JobSpec> = {}) {
     const spec = fanOutSpec(jobName, fanOut, extra);
-    return (await store.upsertJob({ spec, now: T0, initialCursor: T0 })).job;
+    return (await upsertJob(store, { spec, now: T0, initialCursor: T0 })).job;
   }
 
   /** `tick` for a test that needs the run created. */

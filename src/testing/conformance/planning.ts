@@ -1,13 +1,13 @@
 /** Conformance: jobs, the atomic create-run-and-advance-cursor under each policy, manual runs and backfills. */
 import type { NewRun } from '../../store.js';
-import { MINUTE, T0, scheduled, spec, type Fixture } from './fixtures.js';
+import { MINUTE, T0, scheduled, spec, upsertJob, type Fixture } from './fixtures.js';
 
 export function planningTests(fx: Fixture): void {
   const { describe, it, expect, withStore, job, tick, claim, succeed } = fx;
   describe('jobs', () => {
     it('creates a job with its initial cursor and zero counters', () =>
       withStore(async (store) => {
-        const { job, created } = await store.upsertJob({ spec: spec('a'), now: T0, initialCursor: T0 - 5 });
+        const { job, created } = await upsertJob(store, { spec: spec('a'), now: T0, initialCursor: T0 - 5 });
         expect(created).toBe(true);
         expect(job).toMatchObject({ name: 'a', cursor: T0 - 5, createdAt: T0, suspended: false, succeeded: 0, failed: 0, skipped: 0, backfills: [] });
         expect(job.lastScheduleTime).toBeUndefined();
@@ -19,7 +19,7 @@ export function planningTests(fx: Fixture): void {
         await job(store, 'a');
         await store.setSuspended('a', true);
         await tick(store, 'a', 1);
-        const { job: updated, created } = await store.upsertJob({
+        const { job: updated, created } = await upsertJob(store, {
           spec: { ...spec('a', 'Forbid'), schedule: { kind: 'cron', expression: '*/5 * * * *' } },
           now: T0 + 10 * MINUTE,
           initialCursor: T0 + 10 * MINUTE,
@@ -27,15 +27,35 @@ export function planningTests(fx: Fixture): void {
         expect(created).toBe(false);
         expect(updated).toMatchObject({ cursor: T0, createdAt: T0, suspended: true, concurrencyPolicy: 'Forbid' });
         expect(updated.schedule).toEqual({ kind: 'cron', expression: '*/5 * * * *' });
-        const resumed = await store.upsertJob({ spec: spec('a'), now: T0, initialCursor: T0, suspended: false });
+        const resumed = await upsertJob(store, { spec: spec('a'), now: T0, initialCursor: T0, suspended: false });
         expect(resumed.job.suspended).toBe(false);
+      }));
+
+    it('upserts a batch in order, one result per input, each job as a single upsert would', () =>
+      withStore(async (store) => {
+        await job(store, 'b');
+        await tick(store, 'b', 1);
+        const results = await store.upsertJobs([
+          { spec: spec('a'), now: T0 + MINUTE, initialCursor: T0 + MINUTE },
+          { spec: spec('b', 'Forbid'), now: T0 + MINUTE, initialCursor: T0 + MINUTE, suspended: true },
+          { spec: spec('a', 'Replace'), now: T0 + 2 * MINUTE, initialCursor: T0 + 2 * MINUTE },
+        ]);
+        expect(results.map((r) => [r.job.name, r.created, r.job.concurrencyPolicy])).toEqual([
+          ['a', true, 'Allow'],
+          ['b', false, 'Forbid'],
+          ['a', false, 'Replace'], // the batch's first input had created it
+        ]);
+        // Existing state is kept, the spec replaced: b keeps its cursor; a keeps the creation of its first upsert.
+        expect(results[1]?.job).toMatchObject({ cursor: T0 + MINUTE, createdAt: T0, suspended: true });
+        expect(await store.getJob('a')).toMatchObject({ concurrencyPolicy: 'Replace', createdAt: T0 + MINUTE, cursor: T0 + MINUTE });
+        expect(await store.upsertJobs([])).toEqual([]);
       }));
 
     it('replaces the spec as a whole: a field dropped from the definition is dropped', () =>
       withStore(async (store) => {
-        await store.upsertJob({ spec: { ...spec('a'), startingDeadlineMs: 5_000 }, now: T0, initialCursor: T0 });
+        await upsertJob(store, { spec: { ...spec('a'), startingDeadlineMs: 5_000 }, now: T0, initialCursor: T0 });
         expect((await store.getJob('a'))?.startingDeadlineMs).toBe(5_000);
-        const { job: updated } = await store.upsertJob({ spec: spec('a'), now: T0, initialCursor: T0 });
+        const { job: updated } = await upsertJob(store, { spec: spec('a'), now: T0, initialCursor: T0 });
         expect(updated.startingDeadlineMs).toBeUndefined();
         expect((await store.getJob('a'))?.startingDeadlineMs).toBeUndefined();
       }));
