@@ -41,7 +41,11 @@ export function createAttempt(claim: Claim, job: NormalizedJob): Attempt {
   };
 }
 
-/** What the store needs to know `owner` still holds the attempt's lease. */
+/**
+ * What the store needs to know `owner` still holds the attempt's lease: a fresh
+ * object, which callers extend with `Object.assign` (V8 builds `{ ...lease, outcome }`
+ * on a slow path, and every run finishes through here).
+ */
 export function leaseOf(attempt: Attempt, owner: string, now: number): LeaseInput {
   const { run, index } = attempt;
   return index === undefined

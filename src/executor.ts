@@ -94,7 +94,7 @@ export class Executor {
     await Promise.all(
       [...this.#attempts.values()].map(async (attempt) => {
         const now = clock.now();
-        const renewed = await io('renewLease', () => store.renewLease({ ...leaseOf(attempt, this.#rt.instanceId, now), leaseUntil: now + leaseMs }));
+        const renewed = await io('renewLease', () => store.renewLease(Object.assign(leaseOf(attempt, this.#rt.instanceId, now), { leaseUntil: now + leaseMs })));
         if (renewed?.ok === true) attempt.leaseUntil = now + leaseMs;
         else if (renewed !== undefined) abortAttempt(attempt, renewed.status === 'cancelled' ? 'replaced' : 'lease-lost');
       }),
@@ -150,7 +150,7 @@ export class Executor {
     const attempt = createAttempt(claim, job);
     if (!this.#accepting) {
       // Stopped while the claim was on its way: give the run straight back rather than start a handler.
-      await io('finishAttempt', () => store.finishAttempt({ ...leaseOf(attempt, this.#rt.instanceId, clock.now()), outcome: { status: 'released' } }));
+      await io('finishAttempt', () => store.finishAttempt(Object.assign(leaseOf(attempt, this.#rt.instanceId, clock.now()), { outcome: { status: 'released' } as const })));
       return false;
     }
     // One claim leases one index of a fan-out run; a claim that leaves more to take notifies `run-ready` again.
@@ -259,7 +259,7 @@ export class Executor {
   async #finish(attempt: Attempt, outcome: AttemptOutcome): Promise<void> {
     const { abort } = attempt;
     const { clock, io, store, events, leaseMs } = this.#rt;
-    const write = () => io('finishAttempt', () => store.finishAttempt({ ...leaseOf(attempt, this.#rt.instanceId, clock.now()), outcome }));
+    const write = () => io('finishAttempt', () => store.finishAttempt(Object.assign(leaseOf(attempt, this.#rt.instanceId, clock.now()), { outcome })));
     let result = await write();
     // The store is unreachable (reported). Keep trying while this instance may still hold the lease (the
     // heartbeat renews it while the attempt is tracked): giving up early would let another instance recover

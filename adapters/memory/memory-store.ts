@@ -41,7 +41,7 @@ import type {
 } from '../../src/store.js';
 import { compareNewestFirst, compareOldestFirst, compareReadyOrder, isActive } from '../../src/store-rules.js';
 import { MemoryLock } from './memory-lock.js';
-import { MemoryTables } from './memory-tables.js';
+import { MemoryTables, patch } from './memory-tables.js';
 import * as lifecycle from './run-lifecycle.js';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
@@ -79,7 +79,7 @@ export class MemoryStore implements Store {
   async setSuspended(name: string, suspended: boolean): Promise<JobRecord | undefined> {
     const job = this.#tables.job(name);
     if (job === undefined) return undefined;
-    const next = this.#tables.putJob({ ...job, suspended });
+    const next = this.#tables.putJob(patch(job, { suspended }));
     this.#tables.notify({ type: 'job-changed', jobName: name });
     return next;
   }
@@ -89,10 +89,10 @@ export class MemoryStore implements Store {
     if (job === undefined || job.suspended || job.cursor !== input.expectedCursor) {
       return job === undefined ? { outcome: 'conflict' } : { outcome: 'conflict', job };
     }
-    const advance = (patch: Partial<Mutable<JobRecord>> = {}): JobRecord => {
+    const advance = (changes: Partial<Mutable<JobRecord>> = {}): JobRecord => {
       // Re-read: cancellations under Replace update the job's record first.
       const current = this.#tables.job(job.name) ?? job;
-      return this.#tables.putJob({ ...current, ...patch, cursor: input.cursor, lastScheduleTime: input.cursor });
+      return this.#tables.putJob(patch(current, { ...changes, cursor: input.cursor, lastScheduleTime: input.cursor }));
     };
     if (input.run === undefined) return { outcome: 'advanced', job: advance() };
     const existing = this.#tables.run(input.run.id);
@@ -125,7 +125,7 @@ export class MemoryStore implements Store {
   async addBackfill(input: AddBackfillInput): Promise<JobRecord | undefined> {
     const job = this.#tables.job(input.jobName);
     if (job === undefined) return undefined;
-    const next = this.#tables.putJob({ ...job, backfills: [...job.backfills, input.range] });
+    const next = this.#tables.putJob(patch(job, { backfills: [...job.backfills, input.range] }));
     this.#tables.notify({ type: 'job-changed', jobName: job.name });
     return next;
   }
@@ -138,7 +138,7 @@ export class MemoryStore implements Store {
     }
     if (this.#activeRuns(job.name).some((run) => run.trigger === 'backfill')) return { outcome: 'blocked', job };
     const backfills = input.next === undefined ? rest : [{ ...first, next: input.next }, ...rest];
-    const advanced = this.#tables.putJob({ ...job, backfills });
+    const advanced = this.#tables.putJob(patch(job, { backfills }));
     const existing = this.#tables.run(input.run.id);
     if (existing !== undefined) return { outcome: 'exists', job: advanced, run: existing };
     return { outcome: 'created', job: advanced, run: this.#insertRun(input.run, input.now) };
@@ -202,21 +202,14 @@ export class MemoryStore implements Store {
 
   #upsertJob(input: UpsertJobInput): UpsertJobResult {
     const existing = this.#tables.job(input.spec.name);
-    const job: JobRecord =
+    // The spec is replaced as a whole (a field dropped from the definition is dropped here too).
+    // Object.assign, not a spread, for the reason `patch` gives.
+    const job: JobRecord = Object.assign(
+      {},
+      input.spec,
       existing === undefined
-        ? {
-            ...input.spec,
-            suspended: input.suspended ?? false,
-            createdAt: input.now,
-            cursor: input.initialCursor,
-            succeeded: 0,
-            failed: 0,
-            skipped: 0,
-            backfills: [],
-          }
+        ? { suspended: input.suspended ?? false, createdAt: input.now, cursor: input.initialCursor, succeeded: 0, failed: 0, skipped: 0, backfills: [] }
         : {
-            // The spec is replaced as a whole (a field dropped from the definition is dropped here too).
-            ...input.spec,
             suspended: input.suspended ?? existing.suspended,
             createdAt: existing.createdAt,
             cursor: existing.cursor,
@@ -226,7 +219,8 @@ export class MemoryStore implements Store {
             failed: existing.failed,
             skipped: existing.skipped,
             backfills: existing.backfills,
-          };
+          },
+    );
     this.#tables.putJob(job);
     this.#tables.notify({ type: 'job-changed', jobName: job.name });
     return { job, created: existing === undefined };
@@ -243,15 +237,14 @@ export class MemoryStore implements Store {
   #insertRun(input: NewRun, now: number): RunRecord {
     const fanOut = this.#tables.job(input.jobName)?.fanOut;
     return this.#tables.insertRun(
-      {
-        ...input,
-        status: 'pending',
+      Object.assign({}, input, {
+        status: 'pending' as const,
         attempt: 1,
         createdAt: now,
         readyAt: now,
         fence: 0,
         ...(fanOut === undefined ? {} : { fanOut: { ...fanOut, succeeded: 0, failed: 0, active: 0 } }),
-      },
+      }),
       now,
     );
   }

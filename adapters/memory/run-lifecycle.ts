@@ -34,7 +34,7 @@ import {
   pruneHistory,
   type ExpiredLease,
 } from '../../src/store-rules.js';
-import type { MemoryTables } from './memory-tables.js';
+import { patch, type MemoryTables } from './memory-tables.js';
 
 /** How a run ends for good. */
 export type RunEnding = { status: 'succeeded' } | { status: 'failed'; error: RunError } | { status: 'cancelled' };
@@ -42,14 +42,13 @@ export type RunEnding = { status: 'succeeded' } | { status: 'failed'; error: Run
 export function claimRun(tables: MemoryTables, input: ClaimRunInput): Claim | undefined {
   const run = tables.run(input.runId);
   if (run === undefined || !tables.isClaimable(run.id) || run.readyAt > input.now) return undefined;
-  const started: RunRecord = {
-    ...run,
+  const started = patch(run, {
     startedAt: run.startedAt ?? input.now,
     ...(run.deadlineAt === undefined && input.deadlineAt !== undefined ? { deadlineAt: input.deadlineAt } : {}),
-  };
+  });
   if (run.fanOut === undefined) {
     const claimed = tables.writeRun(
-      { ...started, status: 'running', owner: input.owner, leaseUntil: input.leaseUntil, fence: run.fence + 1 },
+      patch(started, { status: 'running', owner: input.owner, leaseUntil: input.leaseUntil, fence: run.fence + 1 }),
       input.now,
     );
     return { run: claimed };
@@ -58,15 +57,16 @@ export function claimRun(tables: MemoryTables, input: ClaimRunInput): Claim | un
   if (waiting === undefined || waiting.readyAt > input.now) return undefined;
   // A re-claim adopts the index's record; a first claim creates it.
   const previous = tables.index(run.id, waiting.index);
-  const index = tables.putIndex({
-    ...(previous ?? { runId: run.id, index: waiting.index, attempt: 1, readyAt: waiting.readyAt, fence: 0 }),
-    status: 'running',
-    owner: input.owner,
-    leaseUntil: input.leaseUntil,
-    fence: (previous?.fence ?? 0) + 1,
-    startedAt: previous?.startedAt ?? input.now,
-  });
-  const claimed = writeFanOut(tables, { ...started, fanOut: { ...run.fanOut, active: run.fanOut.active + 1 } }, input.now);
+  const index = tables.putIndex(
+    patch(previous ?? { runId: run.id, index: waiting.index, status: 'pending', attempt: 1, readyAt: waiting.readyAt, fence: 0 }, {
+      status: 'running',
+      owner: input.owner,
+      leaseUntil: input.leaseUntil,
+      fence: (previous?.fence ?? 0) + 1,
+      startedAt: previous?.startedAt ?? input.now,
+    }),
+  );
+  const claimed = writeFanOut(tables, patch(started, { fanOut: { ...run.fanOut, active: run.fanOut.active + 1 } }), input.now);
   return { run: claimed, index };
 }
 
@@ -77,7 +77,7 @@ export function renewLease(tables: MemoryTables, input: RenewLeaseInput): RenewL
       const current = tables.run(input.runId);
       return current === undefined ? { ok: false } : { ok: false, status: current.status };
     }
-    tables.writeRun({ ...run, leaseUntil: input.leaseUntil }, input.now);
+    tables.writeRun(patch(run, { leaseUntil: input.leaseUntil }), input.now);
     return { ok: true };
   }
   const owned = ownedIndex(tables, input);
@@ -86,7 +86,7 @@ export function renewLease(tables: MemoryTables, input: RenewLeaseInput): RenewL
     return current === undefined ? { ok: false } : { ok: false, status: current.status };
   }
   // The run itself is not written: renewing an index changes nothing the run records.
-  tables.putIndex({ ...owned.index, leaseUntil: input.leaseUntil });
+  tables.putIndex(patch(owned.index, { leaseUntil: input.leaseUntil }));
   return { ok: true };
 }
 
@@ -178,25 +178,24 @@ export function endRun(tables: MemoryTables, run: RunRecord, ending: RunEnding, 
   const error = ending.status === 'failed' ? ending.error : ending.status === 'cancelled' ? previous : undefined;
   const expiresAt = job === undefined ? undefined : expiresAtFor(now, job.history);
   for (const index of tables.indices(run.id)) {
-    if (!isFinished(index.status)) tables.putIndex({ ...withoutLease(index), status: 'cancelled', finishedAt: now });
+    if (!isFinished(index.status)) tables.putIndex(patch(withoutLease(index), { status: 'cancelled', finishedAt: now }));
   }
   const ended = tables.writeRun(
-    {
-      ...base,
+    patch(base, {
       status: ending.status,
       finishedAt: now,
       ...(error === undefined ? {} : { error }),
       ...(base.fanOut === undefined ? {} : { fanOut: { ...base.fanOut, active: 0 } }),
       ...(expiresAt === undefined ? {} : { expiresAt }),
-    },
+    }),
     now,
   );
   if (job !== undefined) {
     const updated = tables.putJob(
       ending.status === 'succeeded'
-        ? { ...job, succeeded: job.succeeded + 1, lastSuccessfulTime: now }
+        ? patch(job, { succeeded: job.succeeded + 1, lastSuccessfulTime: now })
         : ending.status === 'failed'
-          ? { ...job, failed: job.failed + 1 }
+          ? patch(job, { failed: job.failed + 1 })
           : job,
     );
     if (ending.status !== 'cancelled') prune(tables, updated);
@@ -215,9 +214,9 @@ function finishRun(tables: MemoryTables, run: RunRecord, outcome: AttemptOutcome
   const base = withoutLease(run);
   switch (outcome.status) {
     case 'retry':
-      return tables.writeRun({ ...base, status: 'pending', attempt: run.attempt + 1, readyAt: outcome.readyAt, error: outcome.error }, now);
+      return tables.writeRun(patch(base, { status: 'pending', attempt: run.attempt + 1, readyAt: outcome.readyAt, error: outcome.error }), now);
     case 'released':
-      return tables.writeRun({ ...base, status: 'pending', readyAt: now }, now);
+      return tables.writeRun(patch(base, { status: 'pending', readyAt: now }), now);
     default:
       return endRun(tables, run, outcome, now);
   }
@@ -238,26 +237,26 @@ function finishIndex(
   switch (outcome.status) {
     case 'succeeded': {
       const { error: _previous, ...clean } = base;
-      const done = tables.putIndex({ ...clean, status: 'succeeded', finishedAt: now });
+      const done = tables.putIndex(patch(clean, { status: 'succeeded', finishedAt: now }));
       const counts = { ...fanOut, active, succeeded: fanOut.succeeded + 1 };
       const next =
         counts.succeeded >= counts.completions
-          ? endRun(tables, { ...run, fanOut: counts }, { status: 'succeeded' }, now)
-          : writeFanOut(tables, { ...run, fanOut: counts }, now);
+          ? endRun(tables, patch(run, { fanOut: counts }), { status: 'succeeded' }, now)
+          : writeFanOut(tables, patch(run, { fanOut: counts }), now);
       return { run: next, index: done };
     }
     case 'released': {
-      const back = tables.putIndex({ ...base, status: 'pending', readyAt: now });
-      return { run: writeFanOut(tables, { ...run, fanOut: { ...fanOut, active } }, now), index: back };
+      const back = tables.putIndex(patch(base, { status: 'pending', readyAt: now }));
+      return { run: writeFanOut(tables, patch(run, { fanOut: { ...fanOut, active } }), now), index: back };
     }
     default: {
       const counts = { ...fanOut, active, failed: fanOut.failed + 1 };
       if (outcome.status === 'retry' && counts.failed <= counts.retryLimit) {
-        const back = tables.putIndex({ ...base, status: 'pending', attempt: index.attempt + 1, readyAt: outcome.readyAt, error: outcome.error });
-        return { run: writeFanOut(tables, { ...run, fanOut: counts }, now), index: back };
+        const back = tables.putIndex(patch(base, { status: 'pending', attempt: index.attempt + 1, readyAt: outcome.readyAt, error: outcome.error }));
+        return { run: writeFanOut(tables, patch(run, { fanOut: counts }), now), index: back };
       }
-      const failed = tables.putIndex({ ...base, status: 'failed', finishedAt: now, error: outcome.error });
-      return { run: endRun(tables, { ...run, fanOut: counts }, { status: 'failed', error: outcome.error }, now), index: failed };
+      const failed = tables.putIndex(patch(base, { status: 'failed', finishedAt: now, error: outcome.error }));
+      return { run: endRun(tables, patch(run, { fanOut: counts }), { status: 'failed', error: outcome.error }, now), index: failed };
     }
   }
 }
@@ -267,7 +266,7 @@ function writeFanOut(tables: MemoryTables, draft: RunRecord, now: number): RunRe
   const waiting = nextWaitingIndex(draft, tables.indices(draft.id));
   const running = (draft.fanOut?.active ?? 0) > 0;
   // With no index waiting, `readyAt` keeps its last value (the run is not claimable then).
-  return tables.writeRun({ ...draft, status: running ? 'running' : 'pending', readyAt: waiting?.readyAt ?? draft.readyAt }, now);
+  return tables.writeRun(patch(draft, { status: running ? 'running' : 'pending', readyAt: waiting?.readyAt ?? draft.readyAt }), now);
 }
 
 /** The plain run `input` leases, if it still does (a fan-out run is leased index by index). */
