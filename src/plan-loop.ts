@@ -301,7 +301,8 @@ export class PlanLoop {
     for (const record of records) {
       const job: PlannedJob = { record, dueAt: undefined };
       this.#jobs.set(record.name, job);
-      this.#setDue(record.name, job, now);
+      const dueAt = this.#firstDue(record, now);
+      if (dueAt !== undefined) this.#setDue(record.name, job, dueAt);
     }
   }
 
@@ -315,8 +316,28 @@ export class PlanLoop {
     const job = this.#jobs.get(name) ?? { record, dueAt: undefined };
     job.record = record;
     this.#jobs.set(name, job);
-    this.#setDue(name, job, this.#rt.clock.now());
+    const dueAt = this.#firstDue(record, this.#rt.clock.now());
+    if (dueAt !== undefined) this.#setDue(name, job, dueAt);
     await this.wake();
+  }
+
+  /**
+   * When a job just loaded must be planned: now if a tick (or a backfill) is due, at
+   * its next tick otherwise, never while it is suspended or has no tick left (a change
+   * notifies the planner). Taking over 100,000 jobs then plans only those that are due
+   * instead of taking every job through a planning step.
+   */
+  #firstDue(record: JobRecord, now: number): number | undefined {
+    if (record.suspended) return undefined;
+    if (record.backfills.length > 0) return now;
+    const decision = plan({
+      schedule: this.#rt.schedules.of(record),
+      policy: record.concurrencyPolicy,
+      cursor: record.cursor,
+      now,
+      startingDeadlineMs: record.startingDeadlineMs,
+    });
+    return decision.kind === 'wait' ? decision.wakeAt : now;
   }
 
   #setDue(name: string, job: PlannedJob, at: number): void {
