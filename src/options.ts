@@ -115,13 +115,20 @@ const retrySchema = z
   })
   .strict();
 
+/** The retry policy of a job that gives none: the schema's defaults, parsed once. */
+const DEFAULT_RETRY = retrySchema.parse({});
+
 const atSchema = z.object({ at: instantSchema }).strict();
 const everySchema = z.object({ every: durationSchema(MIN_EVERY_MS), anchor: instantSchema.optional() }).strict();
+
+// Built once: a schema constructed inside a `pick` would be built again on every parse.
+const cronStringSchema = z.string();
+const noRetrySchema = z.literal(false);
 
 const scheduleSchema = byShape<string | z.output<typeof atSchema> | z.output<typeof everySchema>>(
   (value) =>
     typeof value === 'string'
-      ? z.string()
+      ? cronStringSchema
       : typeof value === 'object' && value !== null && 'at' in value
         ? atSchema
         : typeof value === 'object' && value !== null && 'every' in value
@@ -139,7 +146,7 @@ const jobSchema = z
     startingDeadline: durationSchema().optional(),
     suspend: z.boolean().optional(),
     retry: byShape<false | z.output<typeof retrySchema>>(
-      (value) => (value === false ? z.literal(false) : typeof value === 'object' && value !== null ? retrySchema : undefined),
+      (value) => (value === false ? noRetrySchema : typeof value === 'object' && value !== null ? retrySchema : undefined),
       'must be retry options or false',
     ).optional(),
     timeout: durationSchema(1).optional(),
@@ -206,7 +213,7 @@ export function parseJobDefinition(input: JobDefinition<never> | JobDefinition):
         : job.schedule.anchor === undefined
           ? { kind: 'every', everyMs: job.schedule.every }
           : { kind: 'every', everyMs: job.schedule.every, anchor: job.schedule.anchor };
-  const options = job.retry ?? retrySchema.parse({});
+  const options = job.retry ?? DEFAULT_RETRY;
   const retry: NormalizedRetry =
     options === false
       ? NO_RETRY
