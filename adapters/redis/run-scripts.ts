@@ -94,48 +94,59 @@ return { '1', flat(run), indexReply(index, record) }
 `);
 
 /**
- * ARGV: now, limit, leaseExpiredErrorJson. Recovers the first \`limit\` expired leases
- * of plain runs and indices together (compareExpiredLeases: leaseUntil, then run ID,
- * then index, a plain run first). Returns the runs after each recovery.
+ * ARGV: now, limit, leaseExpiredErrorJson. Recovers expired leases of plain runs and
+ * indices together, earliest first (compareExpiredLeases: leaseUntil, then run ID,
+ * then index, a plain run first), until \`limit\` are recovered; a lease whose run or
+ * index has already ended takes no place. Returns the runs after each recovery.
  */
 export const RECOVER_EXPIRED_RUNS = script(`
 local now, limit, errorJson = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local recovered = {}
-if limit <= 0 then return recovered end
-local leases = {}
-local plain = redis.call('ZRANGE', RUN_LEASES, '-inf', '(' .. now, 'BYSCORE', 'LIMIT', 0, limit, 'WITHSCORES')
-for i = 1, #plain, 2 do table.insert(leases, { id = plain[i], leaseUntil = tonumber(plain[i + 1]) }) end
-local indices = redis.call('ZRANGE', INDEX_LEASES, '-inf', '(' .. now, 'BYSCORE', 'LIMIT', 0, limit, 'WITHSCORES')
-for i = 1, #indices, 2 do
-  local member = indices[i]
-  table.insert(leases, { id = string.sub(member, 1, -12), index = tonumber(string.sub(member, -10)),
-    leaseUntil = tonumber(indices[i + 1]), member = member })
+-- The \`count\` earliest expired leases, plain runs' and indices', in recovery order.
+local function expiredLeases(count)
+  local leases = {}
+  local plain = redis.call('ZRANGE', RUN_LEASES, '-inf', '(' .. now, 'BYSCORE', 'LIMIT', 0, count, 'WITHSCORES')
+  for i = 1, #plain, 2 do table.insert(leases, { id = plain[i], leaseUntil = tonumber(plain[i + 1]) }) end
+  local indices = redis.call('ZRANGE', INDEX_LEASES, '-inf', '(' .. now, 'BYSCORE', 'LIMIT', 0, count, 'WITHSCORES')
+  for i = 1, #indices, 2 do
+    local member = indices[i]
+    table.insert(leases, { id = string.sub(member, 1, -12), index = tonumber(string.sub(member, -10)),
+      leaseUntil = tonumber(indices[i + 1]), member = member })
+  end
+  table.sort(leases, function(a, b)
+    if a.leaseUntil ~= b.leaseUntil then return a.leaseUntil < b.leaseUntil end
+    if a.id ~= b.id then return before(a.id, b.id) end
+    return (a.index or -1) < (b.index or -1)
+  end)
+  return leases
 end
-table.sort(leases, function(a, b)
-  if a.leaseUntil ~= b.leaseUntil then return a.leaseUntil < b.leaseUntil end
-  if a.id ~= b.id then return before(a.id, b.id) end
-  return (a.index or -1) < (b.index or -1)
-end)
-for _, lease in ipairs(leases) do
-  if #recovered >= limit then break end
-  local run = hgetall(runKey(lease.id))
-  if not lease.index then
-    if run and not run.completions and run.status == 'running' then
-      put(run, { status = 'pending', attempt = tostring(tonumber(run.attempt) + 1), readyAt = now, error = errorJson,
-        owner = false, leaseUntil = false })
-      track(run, now)
-      table.insert(recovered, flat(run))
+-- Rounds until \`limit\` are recovered or none is left: a lease skipped (its run or index already ended,
+-- possibly by an earlier recovery in this call) must not use up a place. Every lease a round looks at
+-- leaves the lease sets (recovered or dropped), so each round makes progress.
+while #recovered < limit do
+  local leases = expiredLeases(limit - #recovered)
+  if #leases == 0 then break end
+  for _, lease in ipairs(leases) do
+    if #recovered >= limit then break end
+    local run = hgetall(runKey(lease.id))
+    if not lease.index then
+      if run and not run.completions and run.status == 'running' then
+        put(run, { status = 'pending', attempt = tostring(tonumber(run.attempt) + 1), readyAt = now, error = errorJson,
+          owner = false, leaseUntil = false })
+        track(run, now)
+        table.insert(recovered, flat(run))
+      else
+        redis.call('ZREM', RUN_LEASES, lease.id)
+      end
     else
-      redis.call('ZREM', RUN_LEASES, lease.id)
-    end
-  else
-    -- An earlier recovery in this call may have failed the run, cancelling this index.
-    local record = run and run.completions and getIndex(lease.id, lease.index)
-    if record and record.status == 'running' then
-      finishIndex(run, lease.index, record, 'retry', now, errorJson, now)
-      table.insert(recovered, flat(run))
-    else
-      redis.call('ZREM', INDEX_LEASES, lease.member)
+      -- An earlier recovery in this call may have failed the run, cancelling this index.
+      local record = run and run.completions and getIndex(lease.id, lease.index)
+      if record and record.status == 'running' then
+        finishIndex(run, lease.index, record, 'retry', now, errorJson, now)
+        table.insert(recovered, flat(run))
+      else
+        redis.call('ZREM', INDEX_LEASES, lease.member)
+      end
     end
   end
 end

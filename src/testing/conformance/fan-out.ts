@@ -327,6 +327,23 @@ export function fanOutTests(fx: Fixture): void {
         expect(await store.recoverExpiredRuns({ now: now + MINUTE, limit: 10 })).toEqual([]);
       }));
 
+    it('gives an index skipped that way no place in the limit: it recovers the next lease instead', () =>
+      withStore(async (store) => {
+        await fanOutJob(store, 'f', { completions: 2, parallelism: 2, retryLimit: 0 });
+        const first = await created(store, 'f', 1);
+        const second = await created(store, 'f', 2, T0 + MINUTE);
+        await claimIndex(store, first.id, 'p', T0 + MINUTE, 1_000);
+        await claimIndex(store, first.id, 'q', T0 + MINUTE, 1_000);
+        await claimIndex(store, second.id, 'r', T0 + MINUTE, 2_000);
+        // first's index 0 fails its run (no retries left), which cancels index 1: the second place goes to `second`.
+        const recovered = await store.recoverExpiredRuns({ now: T0 + MINUTE + 5_000, limit: 2 });
+        expect(recovered.map((r) => [r.id, r.status])).toEqual([
+          [first.id, 'failed'],
+          [second.id, 'failed'],
+        ]);
+        expect((await store.listIndices(second.id)).map((r) => r.status)).toEqual(['failed']);
+      }));
+
     it('recovers plain runs and indices in lease order, ties by run ID then index, at most limit', () =>
       withStore(async (store) => {
         await fanOutJob(store, 'f', { completions: 3, parallelism: 3, retryLimit: 5 });
