@@ -1,4 +1,7 @@
-/** RedisStore against the reference MemoryStore, on random sequences of contract calls. */
+/**
+ * RedisStore against the reference MemoryStore, on random sequences of contract calls.
+ * TW_DIFF_RUNS sets how many sequences, TW_DIFF_SEED replays or varies them.
+ */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { RedisStore } from '../../adapters/redis/index.js';
@@ -6,6 +9,9 @@ import { assertBehavesLikeMemoryStore } from './differential.js';
 import { REDIS_URL, deleteRedisKeys, requireServer, uniqueNamespace } from './servers.js';
 
 const up = await requireServer('redis');
+const runs = Number(process.env.TW_DIFF_RUNS ?? 80);
+const seed = process.env.TW_DIFF_SEED === undefined ? undefined : Number(process.env.TW_DIFF_SEED);
+const timeout = Math.max(120_000, runs * 1_500);
 
 describe.skipIf(!up)('RedisStore behaves like MemoryStore', () => {
   let admin: Redis;
@@ -31,7 +37,9 @@ describe.skipIf(!up)('RedisStore behaves like MemoryStore', () => {
         await deleteRedisKeys(admin, prefixes.get(store as RedisStore) ?? '');
         await store.close();
       },
-      numRuns: Number(process.env.TW_DIFF_RUNS ?? 100),
+      numRuns: runs,
+      seed,
+      timeLimitMs: timeout - 10_000,
     });
-  }, 120_000);
+  }, timeout);
 });
