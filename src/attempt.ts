@@ -42,15 +42,15 @@ export function createAttempt(claim: Claim, job: NormalizedJob): Attempt {
 }
 
 /**
- * What the store needs to know `owner` still holds the attempt's lease: a fresh
- * object, which callers extend with `Object.assign` (V8 builds `{ ...lease, outcome }`
- * on a slow path, and every run finishes through here).
+ * What the store needs to know `owner` still holds the attempt's lease, with the
+ * call's own fields (`leaseUntil`, `outcome`). Built with Object.assign: V8 builds
+ * `{ ...lease, outcome }` on a slow path, and every run finishes through here.
  */
-export function leaseOf(attempt: Attempt, owner: string, now: number): LeaseInput {
+export function leaseOf<Extra extends object>(attempt: Attempt, owner: string, now: number, extra: Extra): LeaseInput & Extra {
   const { run, index } = attempt;
-  return index === undefined
-    ? { runId: run.id, owner, fence: run.fence, now }
-    : { runId: run.id, index: index.index, owner, fence: index.fence, now };
+  const lease: LeaseInput =
+    index === undefined ? { runId: run.id, owner, fence: run.fence, now } : { runId: run.id, index: index.index, owner, fence: index.fence, now };
+  return Object.assign(lease, extra);
 }
 
 /** Aborts the attempt's handler (its first abort wins). */

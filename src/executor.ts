@@ -21,6 +21,8 @@ import { LEASE_EXPIRED_ERROR, type AttemptOutcome, type Claim, type RunError, ty
 import type { RunContext } from './types.js';
 import { toRunInfo } from './views.js';
 
+/** How a run is given back unstarted (a claim that arrived after `stop()`). */
+const RELEASED: AttemptOutcome = { status: 'released' };
 /** Ready runs fetched per look-up when slots are unlimited. */
 const CLAIM_BATCH = 100;
 
@@ -90,11 +92,11 @@ export class Executor {
 
   /** Renews the leases of running attempts; an attempt whose lease is gone is aborted. */
   async heartbeat(): Promise<void> {
-    const { clock, io, store, leaseMs } = this.#rt;
+    const { clock, io, store, leaseMs, instanceId } = this.#rt;
     await Promise.all(
       [...this.#attempts.values()].map(async (attempt) => {
         const now = clock.now();
-        const renewed = await io('renewLease', () => store.renewLease(Object.assign(leaseOf(attempt, this.#rt.instanceId, now), { leaseUntil: now + leaseMs })));
+        const renewed = await io('renewLease', () => store.renewLease(leaseOf(attempt, instanceId, now, { leaseUntil: now + leaseMs })));
         if (renewed?.ok === true) attempt.leaseUntil = now + leaseMs;
         else if (renewed !== undefined) abortAttempt(attempt, renewed.status === 'cancelled' ? 'replaced' : 'lease-lost');
       }),
@@ -150,7 +152,7 @@ export class Executor {
     const attempt = createAttempt(claim, job);
     if (!this.#accepting) {
       // Stopped while the claim was on its way: give the run straight back rather than start a handler.
-      await io('finishAttempt', () => store.finishAttempt(Object.assign(leaseOf(attempt, this.#rt.instanceId, clock.now()), { outcome: { status: 'released' } as const })));
+      await io('finishAttempt', () => store.finishAttempt(leaseOf(attempt, instanceId, clock.now(), { outcome: RELEASED })));
       return false;
     }
     // One claim leases one index of a fan-out run; a claim that leaves more to take notifies `run-ready` again.
@@ -258,8 +260,8 @@ export class Executor {
 
   async #finish(attempt: Attempt, outcome: AttemptOutcome): Promise<void> {
     const { abort } = attempt;
-    const { clock, io, store, events, leaseMs } = this.#rt;
-    const write = () => io('finishAttempt', () => store.finishAttempt(Object.assign(leaseOf(attempt, this.#rt.instanceId, clock.now()), { outcome })));
+    const { clock, io, store, events, leaseMs, instanceId } = this.#rt;
+    const write = () => io('finishAttempt', () => store.finishAttempt(leaseOf(attempt, instanceId, clock.now(), { outcome })));
     let result = await write();
     // The store is unreachable (reported). Keep trying while this instance may still hold the lease (the
     // heartbeat renews it while the attempt is tracked): giving up early would let another instance recover
