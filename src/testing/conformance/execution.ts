@@ -1,9 +1,9 @@
 /** Conformance: claims, leases and fencing, recovery, history pruning, notifications and the lock. */
-import { LEASE_EXPIRED_ERROR, type StoreNotification } from '../../store.js';
-import { MINUTE, T0, spec, upsertJob, type Fixture } from './fixtures.js';
+import { LEASE_EXPIRED_ERROR } from '../../store.js';
+import { MINUTE, T0, type Fixture } from './fixtures.js';
 
 export function executionTests(fx: Fixture): void {
-  const { describe, it, expect, withStore, job, tick, claim, succeed, eventually } = fx;
+  const { describe, it, expect, withStore, job, tick, claim, succeed, eventually, watching } = fx;
   describe('claims, leases and fencing', () => {
     it('finds ready runs of the given jobs, oldest first, and the next ready time', () =>
       withStore(async (store) => {
@@ -159,14 +159,7 @@ export function executionTests(fx: Fixture): void {
   describe('notifications', () => {
     it('tells watchers about ready runs, finished runs and changed jobs', () =>
       withStore(async (store) => {
-        const seen: StoreNotification[] = [];
-        const unwatch = store.watch((n) => seen.push(n));
-        try {
-          // Let a store with a subscription connection finish subscribing.
-          await eventually(async () => {
-            await upsertJob(store, { spec: spec('probe'), now: T0, initialCursor: T0 });
-            expect(seen.some((n) => n.type === 'job-changed' && n.jobName === 'probe')).toBe(true);
-          }, 5_000, 50);
+        await watching(store, async (seen) => {
           await job(store, 'a');
           const created = await tick(store, 'a', 1);
           if (created.outcome !== 'created') throw new Error('setup');
@@ -176,9 +169,7 @@ export function executionTests(fx: Fixture): void {
             expect(seen).toContainEqual({ type: 'run-ready', jobName: 'a', runId: created.run.id, readyAt: T0 + MINUTE });
             expect(seen).toContainEqual({ type: 'run-finished', jobName: 'a', runId: created.run.id, status: 'succeeded' });
           });
-        } finally {
-          unwatch();
-        }
+        });
       }));
   });
 

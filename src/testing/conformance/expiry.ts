@@ -1,9 +1,9 @@
 /** Conformance: pending timeouts (`pendingUntil`, `expirePendingRuns`) and history TTL (`expiresAt`, `deleteExpiredRuns`). */
-import { PENDING_TIMEOUT_ERROR, type JobSpec, type StoreNotification } from '../../store.js';
+import { PENDING_TIMEOUT_ERROR, type JobSpec } from '../../store.js';
 import { ERROR, MINUTE, T0, fanOutSpec, spec, upsertJob, type Fixture } from './fixtures.js';
 
 export function expiryTests(fx: Fixture): void {
-  const { describe, it, expect, withStore, tick, claim, succeed, fanOutJob, created, claimIndex, finishIndex, eventually } = fx;
+  const { describe, it, expect, withStore, tick, claim, succeed, fanOutJob, created, claimIndex, finishIndex, eventually, watching } = fx;
   const TIMEOUT = 5 * MINUTE;
   const TTL = 60 * MINUTE;
 
@@ -83,13 +83,7 @@ export function expiryTests(fx: Fixture): void {
       withStore(async (store) => {
         await upsertJob(store, { spec: plain('a', { pendingTimeoutMs: TIMEOUT, history: { succeeded: 3, failed: 1 } }), now: T0, initialCursor: T0 });
         await upsertJob(store, { spec: plain('b', { pendingTimeoutMs: 2 * TIMEOUT }), now: T0, initialCursor: T0 });
-        const seen: StoreNotification[] = [];
-        const unwatch = store.watch((n) => seen.push(n));
-        try {
-          await eventually(async () => {
-            await upsertJob(store, { spec: spec('probe'), now: T0, initialCursor: T0 });
-            expect(seen.some((n) => n.type === 'job-changed' && n.jobName === 'probe')).toBe(true);
-          }, 5_000, 50);
+        await watching(store, async (seen) => {
           const a1 = await created(store, 'a', 1); // until +6
           const a2 = await created(store, 'a', 2); // until +7
           const b1 = await created(store, 'b', 1, T0 + 2 * MINUTE); // until +12
@@ -119,9 +113,7 @@ export function expiryTests(fx: Fixture): void {
           expect(last.runs.map((r) => r.id)).toEqual([b1.id]);
           expect(last.nextAt).toBeUndefined();
           expect(await store.claimRun({ runId: b1.id, owner: 'p', now: T0 + 12 * MINUTE, leaseUntil: T0 + 13 * MINUTE })).toBeUndefined();
-        } finally {
-          unwatch();
-        }
+        });
       }));
 
     it('orders runs with the same pendingUntil by ID', () =>

@@ -1,9 +1,9 @@
 /** Conformance: fan-out runs among the others: policies, manual runs, ready lists, notifications, pruning and removal. */
 import type { StoreNotification } from '../../store.js';
-import { ERROR, MINUTE, T0, fanOutSpec, upsertJob, type Fixture } from './fixtures.js';
+import { ERROR, MINUTE, T0, type Fixture } from './fixtures.js';
 
 export function fanOutRunTests(fx: Fixture): void {
-  const { describe, it, expect, withStore, job, tick, claim, fanOutJob, created, claimIndex, finishIndex, eventually } = fx;
+  const { describe, it, expect, withStore, job, tick, claim, fanOutJob, created, claimIndex, finishIndex, eventually, watching } = fx;
 
   describe('fan-out: runs among the others', () => {
     it('Replace cancels an active fan-out run with its unfinished indices, and fences their owners out', () =>
@@ -100,14 +100,7 @@ export function fanOutRunTests(fx: Fixture): void {
 
     it('tells watchers when a fan-out run is left claimable, and once when it finishes', () =>
       withStore(async (store) => {
-        const seen: StoreNotification[] = [];
-        const unwatch = store.watch((n) => seen.push(n));
-        try {
-          // Let a store with a subscription connection finish subscribing.
-          await eventually(async () => {
-            await upsertJob(store, { spec: fanOutSpec('probe'), now: T0, initialCursor: T0 });
-            expect(seen.some((n) => n.type === 'job-changed' && n.jobName === 'probe')).toBe(true);
-          }, 5_000, 50);
+        await watching(store, async (seen) => {
           await fanOutJob(store, 'f', { completions: 2, parallelism: 2, retryLimit: 5 });
           const run = await created(store, 'f', 1);
           const i0 = await claimIndex(store, run.id, 'p');
@@ -130,10 +123,8 @@ export function fanOutRunTests(fx: Fixture): void {
             expect(seen).toContainEqual(ready(T0 + 5 * MINUTE));
             expect(seen).toContainEqual(finished);
           });
-          expect(seen.filter((n) => n.type === 'run-finished' && n.runId === run.id)).toHaveLength(1);
-        } finally {
-          unwatch();
-        }
+          expect(seen.filter((n: StoreNotification) => n.type === 'run-finished' && n.runId === run.id)).toHaveLength(1);
+        });
       }));
 
     it('deletes the index records of runs deleted by pruning and by removeJob', () =>

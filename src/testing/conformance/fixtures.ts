@@ -13,6 +13,7 @@ import type {
   NewRun,
   RunRecord,
   Store,
+  StoreNotification,
   UpsertJobInput,
   UpsertJobResult,
 } from '../../store.js';
@@ -152,5 +153,23 @@ export function fixture(options: StoreConformanceOptions) {
     return store.finishAttempt({ runId: index.runId, index: index.index, owner: index.owner ?? '', fence: index.fence, now, outcome });
   }
 
-  return { ...options, expect, eventually, withStore, job, tick, claim, succeed, fanOutJob, created, claimIndex, finishIndex };
+  /**
+   * Runs `body` with every notification the store sends collected in `seen`, once the
+   * store's subscription (a connection of its own, for some stores) is live.
+   */
+  async function watching(store: Store, body: (seen: StoreNotification[]) => Promise<void>): Promise<void> {
+    const seen: StoreNotification[] = [];
+    const unwatch = store.watch((n) => seen.push(n));
+    try {
+      await eventually(async () => {
+        await upsertJob(store, { spec: spec('probe'), now: T0, initialCursor: T0 });
+        expect(seen.some((n) => n.type === 'job-changed' && n.jobName === 'probe')).toBe(true);
+      }, 5_000, 50);
+      await body(seen);
+    } finally {
+      unwatch();
+    }
+  }
+
+  return { ...options, expect, eventually, withStore, watching, job, tick, claim, succeed, fanOutJob, created, claimIndex, finishIndex };
 }
