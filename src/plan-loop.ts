@@ -12,7 +12,7 @@
 import type { TimerHandle } from './clock.js';
 import { runFailedEvent, safeEmit } from './events.js';
 import { MinHeap } from './heap.js';
-import { nextBackfillTick, plan, type MissedRange } from './planner.js';
+import { nextBackfillTick, plan, type MissedRange, type Plan } from './planner.js';
 import { backfillRunId, scheduledRunId } from './run-id.js';
 import { MAX_WAIT_MS, type Runtime } from './runtime.js';
 import { LEASE_EXPIRED_ERROR, PENDING_TIMEOUT_ERROR, type JobRecord, type Lock, type LockLease, type RunRecord, type ScheduleRunResult, type StoreNotification } from './store.js';
@@ -211,13 +211,12 @@ export class PlanLoop {
   }
 
   async #planJob(name: string, job: PlannedJob): Promise<void> {
-    const { clock, io, store, schedules } = this.#rt;
+    const { clock, io, store } = this.#rt;
     for (let step = 0; step < MAX_STEPS_PER_WAKE && this.#jobs.get(name) === job && this.#leaseValid(); step += 1) {
       const record = job.record;
       if (record.suspended) return;
       const now = clock.now();
-      const schedule = schedules.of(record);
-      const decision = plan({ schedule, policy: record.concurrencyPolicy, cursor: record.cursor, now, startingDeadlineMs: record.startingDeadlineMs });
+      const decision = this.#decide(record, now);
       if (decision.kind === 'wait') {
         if (record.backfills.length > 0 && (await this.#planBackfill(name, job))) continue;
         if (decision.wakeAt !== undefined) this.#setDue(name, job, decision.wakeAt);
@@ -330,14 +329,14 @@ export class PlanLoop {
   #firstDue(record: JobRecord, now: number): number | undefined {
     if (record.suspended) return undefined;
     if (record.backfills.length > 0) return now;
-    const decision = plan({
-      schedule: this.#rt.schedules.of(record),
-      policy: record.concurrencyPolicy,
-      cursor: record.cursor,
-      now,
-      startingDeadlineMs: record.startingDeadlineMs,
-    });
+    const decision = this.#decide(record, now);
     return decision.kind === 'wait' ? decision.wakeAt : now;
+  }
+
+  /** What the pure planner says of the job at `now`. */
+  #decide(record: JobRecord, now: number): Plan {
+    const schedule = this.#rt.schedules.of(record);
+    return plan({ schedule, policy: record.concurrencyPolicy, cursor: record.cursor, now, startingDeadlineMs: record.startingDeadlineMs });
   }
 
   #setDue(name: string, job: PlannedJob, at: number): void {

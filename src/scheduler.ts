@@ -27,7 +27,7 @@ import { PlanLoop } from './plan-loop.js';
 import { firstBackfillTick, initialCursor } from './planner.js';
 import { manualRunId } from './run-id.js';
 import { createRuntime, type Runtime } from './runtime.js';
-import { sameSpec } from './store-rules.js';
+import { batchesOf, sameSpec } from './store-rules.js';
 import { ACTIVE_STATUSES, UPSERT_BATCH, type JobRecord, type JobSpec, type JsonValue, type Store } from './store.js';
 import type {
   BackfillOptions,
@@ -283,27 +283,27 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     // so restarting an unchanged fleet of 100,000 jobs is one read, not 100,000 commits.
     const stored = pending.length > LIST_BEFORE_SYNC ? await io('listJobs', () => store.listJobs()) : undefined;
     const current = new Map(stored?.map((record) => [record.name, record]));
-    const changed: [string, NormalizedJob][] = [];
+    const changed: { job: NormalizedJob; spec: JobSpec }[] = [];
     for (const name of pending) {
       const job = this.#jobs.get(name);
-      const record = current.get(name);
       if (job === undefined) continue;
-      if (record !== undefined && sameSpec(record, toSpec(job)) && (job.suspend === undefined || job.suspend === record.suspended)) {
+      const record = current.get(name);
+      const spec = toSpec(job);
+      if (record !== undefined && sameSpec(record, spec) && (job.suspend === undefined || job.suspend === record.suspended)) {
         this.#unsynced.delete(name);
-      } else changed.push([name, job]);
+      } else changed.push({ job, spec });
     }
     // What differs goes in batches: with a networked store, one round-trip per UPSERT_BATCH jobs.
-    for (let start = 0; start < changed.length; start += UPSERT_BATCH) {
-      const batch = changed.slice(start, start + UPSERT_BATCH);
+    for (const batch of batchesOf(changed, UPSERT_BATCH)) {
       const now = clock.now();
-      const inputs = batch.map(([, job]) => ({
-        spec: toSpec(job),
+      const inputs = batch.map(({ job, spec }) => ({
+        spec,
         now,
         initialCursor: initialCursor(job.schedule, now),
         ...(job.suspend === undefined ? {} : { suspended: job.suspend }),
       }));
       if ((await io('upsertJobs', () => store.upsertJobs(inputs))) === undefined) return; // reported; the next heartbeat retries
-      for (const [name, job] of batch) if (this.#jobs.get(name) === job) this.#unsynced.delete(name);
+      for (const { job } of batch) if (this.#jobs.get(job.name) === job) this.#unsynced.delete(job.name);
     }
     this.#executor.poke();
   }

@@ -151,3 +151,10 @@ function sameSchedule(a: ScheduleSpec, b: ScheduleSpec): boolean {
       return b.kind === 'at' && a.at === b.at;
   }
 }
+
+/** `items` in consecutive slices of at most `size`: how upserts travel, `UPSERT_BATCH` at a time. */
+export function batchesOf<T>(items: readonly T[], size: number): T[][] {
+  const batches: T[][] = [];
+  for (let start = 0; start < items.length; start += size) batches.push(items.slice(start, start + size));
+  return batches;
+}

@@ -38,6 +38,7 @@ import {
   type UpsertJobInput,
   type UpsertJobResult,
 } from '../../src/store.js';
+import { batchesOf } from '../../src/store-rules.js';
 import { Database, parseStoreOptions, type PostgresStoreOptions } from './database.js';
 import { NotificationListener } from './listener.js';
 import { PostgresLock } from './postgres-lock.js';
@@ -120,8 +121,7 @@ export class PostgresStore implements Store {
    */
   async upsertJobs(inputs: readonly UpsertJobInput[]): Promise<readonly UpsertJobResult[]> {
     const results: UpsertJobResult[] = [];
-    for (let start = 0; start < inputs.length; start += UPSERT_BATCH) {
-      const batch = inputs.slice(start, start + UPSERT_BATCH);
+    for (const batch of batchesOf(inputs, UPSERT_BATCH)) {
       const raw = (await this.#call('upsert_jobs($1::jsonb)', [JSON.stringify(batch.map(upsertParam))])) as {
         job: unknown;
         created: boolean;

@@ -8,7 +8,7 @@
  */
 import { Redis } from 'ioredis';
 import { StoreError } from '../../src/errors.js';
-import { compareNewestFirst, compareReadyOrder } from '../../src/store-rules.js';
+import { batchesOf, compareNewestFirst, compareReadyOrder } from '../../src/store-rules.js';
 import {
   LEASE_EXPIRED_ERROR,
   PENDING_TIMEOUT_ERROR,
@@ -149,8 +149,7 @@ export class RedisStore implements Store {
    */
   async upsertJobs(inputs: readonly UpsertJobInput[]): Promise<readonly UpsertJobResult[]> {
     const results: UpsertJobResult[] = [];
-    for (let start = 0; start < inputs.length; start += UPSERT_BATCH) {
-      const batch = inputs.slice(start, start + UPSERT_BATCH);
+    for (const batch of batchesOf(inputs, UPSERT_BATCH)) {
       results.push(...decodeUpserts(await this.#run(lua.UPSERT_JOBS, batch.flatMap(upsertArgs)), batch.length));
     }
     return results;
