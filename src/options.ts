@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { parseDuration } from './duration.js';
-import { cronProblem, isValidTimeZone } from './schedule/index.js';
+import { cronProblem, cronSpec, isValidTimeZone } from './schedule/index.js';
 import type { ConcurrencyPolicy, FanOutSpec, HistoryLimits, JsonValue, ScheduleSpec } from './store.js';
 import type { JobDefinition, JobHandler, SchedulerOptions } from './types.js';
 import { parseInput } from './validation.js';
@@ -115,8 +115,6 @@ const retrySchema = z
   })
   .strict();
 
-/** The retry policy of a job that gives none: the schema's defaults, parsed once. */
-const DEFAULT_RETRY = retrySchema.parse({});
 
 const atSchema = z.object({ at: instantSchema }).strict();
 const everySchema = z.object({ every: durationSchema(MIN_EVERY_MS), anchor: instantSchema.optional() }).strict();
@@ -181,7 +179,23 @@ export interface NormalizedRetry {
   readonly jitter: number;
 }
 
+/** A record under construction, before it is handed out as readonly. */
+export type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
 const NO_RETRY: NormalizedRetry = { limit: 0, initialDelayMs: 0, factor: 1, maxDelayMs: 0, jitter: 0 };
+
+function normalizeRetry(options: z.output<typeof retrySchema>): NormalizedRetry {
+  return {
+    limit: options.limit,
+    initialDelayMs: options.initialDelay,
+    factor: options.factor,
+    maxDelayMs: options.maxDelay,
+    jitter: options.jitter,
+  };
+}
+
+/** The retry policy of a job that gives none: the schema's defaults, parsed and normalized once. */
+const DEFAULT_RETRY = normalizeRetry(retrySchema.parse({}));
 
 /** A validated job definition, in the units the core works in. */
 export interface NormalizedJob {
@@ -207,43 +221,35 @@ export function parseJobDefinition(input: JobDefinition<never> | JobDefinition):
   const job = parseInput(jobSchema, input, `register(${JSON.stringify(name)})`);
   const schedule: ScheduleSpec =
     typeof job.schedule === 'string'
-      ? { kind: 'cron', expression: job.schedule.trim() }
+      ? cronSpec(job.schedule.trim())
       : 'at' in job.schedule
         ? { kind: 'at', at: job.schedule.at }
         : job.schedule.anchor === undefined
           ? { kind: 'every', everyMs: job.schedule.every }
           : { kind: 'every', everyMs: job.schedule.every, anchor: job.schedule.anchor };
-  const options = job.retry ?? DEFAULT_RETRY;
-  const retry: NormalizedRetry =
-    options === false
-      ? NO_RETRY
-      : {
-          limit: options.limit,
-          initialDelayMs: options.initialDelay,
-          factor: options.factor,
-          maxDelayMs: options.maxDelay,
-          jitter: options.jitter,
-        };
-  const { ttl, ...counts } = job.history;
-  return {
+  const retry = job.retry === undefined ? DEFAULT_RETRY : job.retry === false ? NO_RETRY : normalizeRetry(job.retry);
+  const { succeeded, failed, ttl } = job.history;
+  const normalized: Mutable<NormalizedJob> = {
     name: job.name,
     schedule,
     timezone: job.timezone,
     concurrencyPolicy: job.concurrencyPolicy,
     retry,
-    history: ttl === undefined ? counts : { ...counts, ttlMs: ttl },
+    history: ttl === undefined ? { succeeded, failed } : { succeeded, failed, ttlMs: ttl },
     handler: job.handler,
-    // More workers than indices would idle: parallelism is capped at completions.
-    ...(job.completions > 1
-      ? { fanOut: { completions: job.completions, parallelism: Math.min(job.parallelism, job.completions), retryLimit: retry.limit } }
-      : {}),
-    ...(job.pendingTimeout === undefined ? {} : { pendingTimeoutMs: job.pendingTimeout }),
-    ...(job.startingDeadline === undefined ? {} : { startingDeadlineMs: job.startingDeadline }),
-    ...(job.suspend === undefined ? {} : { suspend: job.suspend }),
-    ...(job.timeout === undefined ? {} : { timeoutMs: job.timeout }),
-    ...(job.attemptTimeout === undefined ? {} : { attemptTimeoutMs: job.attemptTimeout }),
-    ...(job.data === undefined ? {} : { data: job.data }),
   };
+  // Optional fields are assigned, not spread: registering 100,000 jobs builds 100,000 of these.
+  // More workers than indices would idle: parallelism is capped at completions.
+  if (job.completions > 1) {
+    normalized.fanOut = { completions: job.completions, parallelism: Math.min(job.parallelism, job.completions), retryLimit: retry.limit };
+  }
+  if (job.pendingTimeout !== undefined) normalized.pendingTimeoutMs = job.pendingTimeout;
+  if (job.startingDeadline !== undefined) normalized.startingDeadlineMs = job.startingDeadline;
+  if (job.suspend !== undefined) normalized.suspend = job.suspend;
+  if (job.timeout !== undefined) normalized.timeoutMs = job.timeout;
+  if (job.attemptTimeout !== undefined) normalized.attemptTimeoutMs = job.attemptTimeout;
+  if (job.data !== undefined) normalized.data = job.data;
+  return normalized;
 }
 
 export const schedulerOptionsSchema = z

@@ -10,7 +10,7 @@ import { StoreError, TickworkError } from './errors.js';
 import { safeEmit, type SchedulerEvents } from './events.js';
 import { compileSchedule, type Schedule } from './schedule/index.js';
 import { defaultAnchor } from './planner.js';
-import type { JobRecord, Store } from './store.js';
+import type { JobRecord, ScheduleSpec, Store } from './store.js';
 
 /** Longest single wait of any timer loop: wakes re-check the time, so a wall-clock jump is noticed within it. */
 export const MAX_WAIT_MS = 60_000;
@@ -61,7 +61,10 @@ export class ScheduleCache {
 
   of(job: Pick<JobRecord, 'schedule' | 'timezone' | 'createdAt'>): Schedule {
     const known = this.#bySpec.get(job.schedule);
-    if (known !== undefined && known.timezone === job.timezone && known.createdAt === job.createdAt) return known.schedule;
+    // Only an unanchored `every` depends on the job's creation: records of other jobs that share a spec share its schedule.
+    if (known !== undefined && known.timezone === job.timezone && (known.createdAt === job.createdAt || !isUnanchored(job.schedule))) {
+      return known.schedule;
+    }
     const schedule = this.#compile(job);
     this.#bySpec.set(job.schedule, { timezone: job.timezone, createdAt: job.createdAt, schedule });
     return schedule;
@@ -69,9 +72,7 @@ export class ScheduleCache {
 
   #compile(job: Pick<JobRecord, 'schedule' | 'timezone' | 'createdAt'>): Schedule {
     const anchor = defaultAnchor(job.createdAt);
-    // Only an unanchored `every` depends on the job's creation; other schedules are shared between jobs.
-    const unanchored = job.schedule.kind === 'every' && job.schedule.anchor === undefined;
-    const key = `${job.timezone} ${JSON.stringify(job.schedule)}${unanchored ? ` @${anchor}` : ''}`;
+    const key = `${job.timezone} ${JSON.stringify(job.schedule)}${isUnanchored(job.schedule) ? ` @${anchor}` : ''}`;
     let schedule = this.#compiled.get(key);
     if (schedule === undefined) {
       schedule = compileSchedule(job.schedule, job.timezone, anchor);
@@ -79,4 +80,8 @@ export class ScheduleCache {
     }
     return schedule;
   }
+}
+
+function isUnanchored(schedule: ScheduleSpec): boolean {
+  return schedule.kind === 'every' && schedule.anchor === undefined;
 }

@@ -21,6 +21,7 @@ import {
   parseJobDefinition,
   schedulerOptionsSchema,
   triggerOptionsSchema,
+  type Mutable,
   type NormalizedJob,
 } from './options.js';
 import { PlanLoop } from './plan-loop.js';
@@ -28,7 +29,7 @@ import { firstBackfillTick, initialCursor } from './planner.js';
 import { manualRunId } from './run-id.js';
 import { createRuntime, type Runtime } from './runtime.js';
 import { batchesOf, sameSpec } from './store-rules.js';
-import { ACTIVE_STATUSES, UPSERT_BATCH, type JobRecord, type JobSpec, type JsonValue, type Store } from './store.js';
+import { ACTIVE_STATUSES, UPSERT_BATCH, type JobRecord, type JobSpec, type JsonValue, type Store, type UpsertJobInput } from './store.js';
 import type {
   BackfillOptions,
   JobDefinition,
@@ -296,12 +297,11 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     // What differs goes in batches: with a networked store, one round-trip per UPSERT_BATCH jobs.
     for (const batch of batchesOf(changed, UPSERT_BATCH)) {
       const now = clock.now();
-      const inputs = batch.map(({ job, spec }) => ({
-        spec,
-        now,
-        initialCursor: initialCursor(job.schedule, now),
-        ...(job.suspend === undefined ? {} : { suspended: job.suspend }),
-      }));
+      const inputs = batch.map(({ job, spec }): UpsertJobInput => {
+        const input: Mutable<UpsertJobInput> = { spec, now, initialCursor: initialCursor(job.schedule, now) };
+        if (job.suspend !== undefined) input.suspended = job.suspend;
+        return input;
+      });
       if ((await io('upsertJobs', () => store.upsertJobs(inputs))) === undefined) return; // reported; the next heartbeat retries
       for (const { job } of batch) if (this.#jobs.get(job.name) === job) this.#unsynced.delete(job.name);
     }
@@ -327,14 +327,16 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
 }
 
 function toSpec(job: NormalizedJob): JobSpec {
-  return {
+  const spec: Mutable<JobSpec> = {
     name: job.name,
     schedule: job.schedule,
     timezone: job.timezone,
     concurrencyPolicy: job.concurrencyPolicy,
     history: job.history,
-    ...(job.startingDeadlineMs === undefined ? {} : { startingDeadlineMs: job.startingDeadlineMs }),
-    ...(job.fanOut === undefined ? {} : { fanOut: job.fanOut }),
-    ...(job.pendingTimeoutMs === undefined ? {} : { pendingTimeoutMs: job.pendingTimeoutMs }),
   };
+  // Assigned, not spread: a start with 100,000 jobs builds 100,000 of these.
+  if (job.startingDeadlineMs !== undefined) spec.startingDeadlineMs = job.startingDeadlineMs;
+  if (job.fanOut !== undefined) spec.fanOut = job.fanOut;
+  if (job.pendingTimeoutMs !== undefined) spec.pendingTimeoutMs = job.pendingTimeoutMs;
+  return spec;
 }

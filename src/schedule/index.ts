@@ -31,6 +31,23 @@ function parse(expression: string): ReturnType<typeof parseCron> {
   return parsed;
 }
 
+const cronSpecs = new Map<string, ScheduleSpec>();
+
+/**
+ * The spec of a cron expression, one shared object per text: jobs on the same
+ * expression then share their compiled schedule too (`ScheduleCache` looks specs up
+ * by identity), so 100,000 jobs on one expression hold one spec and one schedule.
+ */
+export function cronSpec(expression: string): ScheduleSpec {
+  let spec = cronSpecs.get(expression);
+  if (spec === undefined) {
+    spec = Object.freeze({ kind: 'cron', expression });
+    if (cronSpecs.size >= MAX_EXPRESSIONS_KEPT) cronSpecs.clear();
+    cronSpecs.set(expression, spec);
+  }
+  return spec;
+}
+
 /** True when the time zone is known (IANA names, `UTC`, `Etc/GMT+5`, ...). */
 export function isValidTimeZone(tz: string): boolean {
   return typeof tz === 'string' && zones.get(tz) !== undefined;
