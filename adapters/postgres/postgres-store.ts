@@ -3,7 +3,9 @@
  * instance that points at it. Each atomic contract method is ONE statement, a call
  * of a function created by the migrations (see `migration-functions.ts`), so it
  * works through any pool, PGlite or a transaction-mode pooler. Instants are bigint
- * epoch milliseconds handed in by the core; the SQL never reads a clock.
+ * epoch milliseconds handed in by the core; the SQL never reads a clock. The hot
+ * calls (runs created, scheduled, claimed, renewed, finished) go through a
+ * `Batcher`, which sends concurrent calls of one function as one statement.
  */
 import {
   LEASE_EXPIRED_ERROR,
@@ -39,6 +41,7 @@ import {
   type UpsertJobResult,
 } from '../../src/store.js';
 import { batchesOf } from '../../src/store-rules.js';
+import { Batcher } from './batcher.js';
 import { Database, parseStoreOptions, type PostgresStoreOptions } from './database.js';
 import { NotificationListener } from './listener.js';
 import { PostgresLock } from './postgres-lock.js';
@@ -76,11 +79,13 @@ export class PostgresStore implements Store {
   readonly #s: string;
   readonly #listeners = new Set<(notification: StoreNotification) => void>();
   readonly #listener: NotificationListener;
+  readonly #batcher: Batcher;
   #lock: PostgresLock | undefined;
 
   constructor(options: PostgresStoreOptions) {
     this.#db = new Database(parseStoreOptions(options));
     this.#s = this.#db.names.schema;
+    this.#batcher = new Batcher({ send: (text, params) => this.#db.rows(text, params) });
     this.#listener = new NotificationListener(() => this.#db.pool(), this.#db.names.channel, (payload) =>
       this.#deliver(payload),
     );
@@ -152,7 +157,8 @@ export class PostgresStore implements Store {
 
   async scheduleRun(input: ScheduleRunInput): Promise<ScheduleRunResult> {
     const { run } = input;
-    const raw = (await this.#call(
+    const raw = (await this.#batched(
+      `${input.jobName}.`,
       'schedule_run($1::text, $2::bigint, $3::bigint, $4::text, $5::bigint, $6::text, $7::json, $8::bigint)',
       [
         input.jobName,
@@ -183,7 +189,7 @@ export class PostgresStore implements Store {
 
   async createRun(input: CreateRunInput): Promise<CreateRunResult> {
     const { run } = input;
-    const raw = (await this.#call('create_run($1::text, $2::text, $3::bigint, $4::text, $5::json, $6::bigint)', [
+    const raw = (await this.#batched(run.id, 'create_run($1::text, $2::text, $3::bigint, $4::text, $5::json, $6::bigint)', [
       run.id,
       run.jobName,
       run.scheduledAt,
@@ -207,7 +213,8 @@ export class PostgresStore implements Store {
 
   async scheduleBackfillRun(input: ScheduleBackfillRunInput): Promise<ScheduleBackfillRunResult> {
     const { run } = input;
-    const raw = (await this.#call(
+    const raw = (await this.#batched(
+      run.id,
       'schedule_backfill_run($1::text, $2::text, $3::bigint, $4::bigint, $5::text, $6::bigint, $7::text, $8::json, $9::bigint)',
       [
         input.jobName,
@@ -251,7 +258,7 @@ export class PostgresStore implements Store {
   }
 
   async claimRun(input: ClaimRunInput): Promise<Claim | undefined> {
-    const raw = (await this.#call('claim_run($1::text, $2::text, $3::bigint, $4::bigint, $5::bigint)', [
+    const raw = (await this.#batched(input.runId, 'claim_run($1::text, $2::text, $3::bigint, $4::bigint, $5::bigint)', [
       input.runId,
       input.owner,
       input.now,
@@ -263,7 +270,7 @@ export class PostgresStore implements Store {
   }
 
   async renewLease(input: RenewLeaseInput): Promise<RenewLeaseResult> {
-    const raw = (await this.#call('renew_lease($1::text, $2::integer, $3::text, $4::bigint, $5::bigint)', [
+    const raw = (await this.#batched(input.runId, 'renew_lease($1::text, $2::integer, $3::text, $4::bigint, $5::bigint)', [
       input.runId,
       input.index ?? null,
       input.owner,
@@ -277,7 +284,8 @@ export class PostgresStore implements Store {
   async finishAttempt(input: FinishAttemptInput): Promise<FinishAttemptResult> {
     const { outcome } = input;
     const error = outcome.status === 'failed' || outcome.status === 'retry' ? outcome.error : undefined;
-    const raw = (await this.#call(
+    const raw = (await this.#batched(
+      input.runId,
       'finish_attempt($1::text, $2::integer, $3::text, $4::bigint, $5::bigint, $6::text, $7::text, $8::text, $9::bigint)',
       [
         input.runId,
@@ -362,8 +370,24 @@ export class PostgresStore implements Store {
     };
   }
 
-  async #call(fn: string, params: unknown[]): Promise<unknown> {
-    return this.#db.value(`SELECT ${this.#s}.${fn} AS result`, params);
+  /**
+   * A function call in a statement of its own: upserts (already one statement per
+   * `UPSERT_BATCH`), the sweeps (which serialize on an advisory lock anyway) and the
+   * rare job edits (`remove_job`, `set_suspended`, `add_backfill`).
+   */
+  #call(fn: string, params: unknown[]): Promise<unknown> {
+    return this.#batcher.alone({ sql: `${this.#s}.${fn}`, params });
+  }
+
+  /**
+   * A function call that may share a statement with concurrent calls of the same
+   * function, ordered by `key`: the run's ID, or `<job>.` for `schedule_run` (which
+   * locks the job first; run IDs start with the job's name and a dot, so this keeps
+   * each job's calls together: see `batcher.ts` on lock order).
+   */
+  #batched(key: string, fn: string, params: unknown[]): Promise<unknown> {
+    const lane = fn.slice(0, fn.indexOf('('));
+    return this.#batcher.call({ lane, key, sql: `${this.#s}.${fn}`, params });
   }
 
   #deliver(payload: string): void {
