@@ -14,6 +14,7 @@ import { SCHEMA_V3_MIGRATION } from './migration-v3-schema.js';
 import { EXECUTION_V4_MIGRATION } from './migration-v4-execution.js';
 import { FUNCTIONS_V4_MIGRATION } from './migration-v4-functions.js';
 import { UPSERT_JOBS_V5_MIGRATION } from './migration-v5-upsert-jobs.js';
+import { PRUNE_BY_KEY_V6_MIGRATION } from './migration-v6-prune-by-key.js';
 import type { SqlNames } from './sql.js';
 
 export interface Migration {
@@ -93,6 +94,7 @@ export const MIGRATIONS: readonly Migration[] = [
     sql: (n) => FUNCTIONS_V4_MIGRATION(n) + EXECUTION_V4_MIGRATION(n),
   },
   { version: 5, name: 'batch job upserts', sql: UPSERT_JOBS_V5_MIGRATION },
+  { version: 6, name: 'history pruning by primary key', sql: PRUNE_BY_KEY_V6_MIGRATION },
 ];
 
 /** The single statement that brings a schema up to date; safe to run concurrently and repeatedly. */
