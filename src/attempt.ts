@@ -3,12 +3,23 @@
  * leased, the handler's context, its deadlines, and how its handler ended. The
  * executor decides what to claim and records outcomes; this module runs a handler.
  */
-import type { Clock } from './clock.js';
+import type { Clock, TimerHandle } from './clock.js';
 import { RunAbortedError, type AbortReason } from './errors.js';
 import { RUN_TIMEOUT_ERROR_NAME } from './events.js';
 import { LazyAbort } from './lazy-abort.js';
 import type { NormalizedJob } from './options.js';
-import { indexId, type Claim, type IndexRecord, type LeaseInput, type RunError, type RunRecord } from './store.js';
+import {
+  indexId,
+  type AttemptOutcome,
+  type Claim,
+  type FinishAttemptInput,
+  type IndexRecord,
+  type JsonValue,
+  type RenewLeaseInput,
+  type RunError,
+  type RunRecord,
+  type RunTrigger,
+} from './store.js';
 import type { RunContext } from './types.js';
 
 export interface Attempt {
@@ -42,15 +53,23 @@ export function createAttempt(claim: Claim, job: NormalizedJob): Attempt {
 }
 
 /**
- * What the store needs to know `owner` still holds the attempt's lease, with the
- * call's own fields (`leaseUntil`, `outcome`). Built with Object.assign: V8 builds
- * `{ ...lease, outcome }` on a slow path, and every run finishes through here.
+ * The `renewLease` input of `owner`'s attempt. The lease inputs are literals of their
+ * own rather than a shared base plus the call's fields: V8 builds `{ ...lease, key }`
+ * and `Object.assign` on generic paths, and every run finishes through here.
  */
-export function leaseOf<Extra extends object>(attempt: Attempt, owner: string, now: number, extra: Extra): LeaseInput & Extra {
+export function renewalOf(attempt: Attempt, owner: string, now: number, leaseUntil: number): RenewLeaseInput {
   const { run, index } = attempt;
-  const lease: LeaseInput =
-    index === undefined ? { runId: run.id, owner, fence: run.fence, now } : { runId: run.id, index: index.index, owner, fence: index.fence, now };
-  return Object.assign(lease, extra);
+  return index === undefined
+    ? { runId: run.id, owner, fence: run.fence, now, leaseUntil }
+    : { runId: run.id, index: index.index, owner, fence: index.fence, now, leaseUntil };
+}
+
+/** The `finishAttempt` input of `owner`'s attempt. */
+export function finishOf(attempt: Attempt, owner: string, now: number, outcome: AttemptOutcome): FinishAttemptInput {
+  const { run, index } = attempt;
+  return index === undefined
+    ? { runId: run.id, owner, fence: run.fence, now, outcome }
+    : { runId: run.id, index: index.index, owner, fence: index.fence, now, outcome };
 }
 
 /** Aborts the attempt's handler (its first abort wins). */
@@ -62,49 +81,102 @@ export function timeoutError(job: NormalizedJob): RunError {
   return { name: RUN_TIMEOUT_ERROR_NAME, message: `run exceeded its timeout (${job.timeoutMs} ms)` };
 }
 
-/** Calls the handler under its deadlines; resolves as soon as the attempt's fate is known. */
-export async function runHandler(attempt: Attempt, clock: Clock, interval: RunContext['interval']): Promise<Ending> {
-  const { run, index, job, abort } = attempt;
-  const now = clock.now();
-  const attemptEnd = job.attemptTimeoutMs === undefined ? Infinity : now + job.attemptTimeoutMs;
-  const runEnd = run.deadlineAt ?? Infinity;
-  const deadline = Math.min(attemptEnd, runEnd);
-  const timer =
-    deadline === Infinity
-      ? undefined
-      : clock.setTimer(() => abortAttempt(attempt, runEnd <= attemptEnd ? 'timeout' : 'attempt-timeout'), deadline - now);
-  const ctx: RunContext = {
-    runId: run.id,
-    jobName: run.jobName,
-    scheduledAt: new Date(run.scheduledAt),
-    interval,
-    attempt: index?.attempt ?? run.attempt,
-    index: index?.index ?? 0,
-    completions: run.fanOut?.completions ?? 1,
-    trigger: run.trigger,
-    get signal() {
-      return abort.signal;
-    },
-    data: run.data ?? job.data,
-  };
-  const handled: Promise<Ending> = Promise.resolve()
-    .then(() => job.handler(ctx))
-    .then(
-      (): Ending => ({ kind: 'returned' }),
-      (error: unknown): Ending => ({ kind: 'threw', error }),
-    );
-  // A shutdown lets the handler settle (its run is then released, or recorded if it finished);
-  // every other abort ends the attempt at once, whatever the handler does next.
-  const aborted = new Promise<Ending>((resolve) => {
+const RETURNED: Ending = Object.freeze({ kind: 'returned' });
+
+/**
+ * Calls the handler under its deadlines; resolves as soon as the attempt's fate is
+ * known. The handler is called at once (a synchronous throw is its failure); the
+ * attempt ends with whichever comes first, the handler's settling or an abort.
+ */
+export function runHandler(attempt: Attempt, clock: Clock, interval: RunContext['interval']): Promise<Ending> {
+  const { run, job, abort } = attempt;
+  const attemptTimeoutMs = job.attemptTimeoutMs;
+  const runEnd = run.deadlineAt;
+  let timer: TimerHandle | undefined;
+  if (attemptTimeoutMs !== undefined || runEnd !== undefined) {
+    const now = clock.now();
+    const attemptEnd = attemptTimeoutMs === undefined ? Infinity : now + attemptTimeoutMs;
+    const reason = runEnd !== undefined && runEnd <= attemptEnd ? 'timeout' : 'attempt-timeout';
+    timer = clock.setTimer(() => abortAttempt(attempt, reason), Math.min(attemptEnd, runEnd ?? Infinity) - now);
+  }
+  // No named closures here: each would be built on every run (and named, under some transpilers).
+  return new Promise<Ending>((resolve) => {
+    // A shutdown lets the handler settle (its run is then released, or recorded if it finished);
+    // every other abort ends the attempt at once, whatever the handler does next.
     abort.watch(() => {
-      if (abort.reason !== 'shutdown') resolve({ kind: 'aborted', reason: abort.reason as AbortReason });
+      if (abort.reason !== 'shutdown') settle(resolve, clock, timer, aborted(abort));
     });
+    let result: unknown;
+    try {
+      result = job.handler(new AttemptContext(attempt, interval));
+    } catch (error) {
+      settle(resolve, clock, timer, threw(abort, error));
+      return;
+    }
+    if (!isThenable(result)) settle(resolve, clock, timer, RETURNED);
+    else {
+      Promise.resolve(result).then(
+        () => settle(resolve, clock, timer, RETURNED),
+        (error: unknown) => settle(resolve, clock, timer, threw(abort, error)),
+      );
+    }
   });
-  try {
-    const ending = await Promise.race([handled, aborted]);
-    // A handler that throws once its signal has aborted was ended by that abort, not by a fault of its own.
-    return ending.kind === 'threw' && abort.aborted ? { kind: 'aborted', reason: abort.reason as AbortReason } : ending;
-  } finally {
-    if (timer !== undefined) clock.clearTimer(timer);
+}
+
+/** Ends the attempt (the first ending wins). */
+function settle(resolve: (ending: Ending) => void, clock: Clock, timer: TimerHandle | undefined, ending: Ending): void {
+  if (timer !== undefined) clock.clearTimer(timer);
+  resolve(ending);
+}
+
+/** A handler that throws once its signal has aborted was ended by that abort, not by a fault of its own. */
+function threw(abort: LazyAbort, error: unknown): Ending {
+  return abort.aborted ? aborted(abort) : { kind: 'threw', error };
+}
+
+function aborted(abort: LazyAbort): Ending {
+  return { kind: 'aborted', reason: abort.reason as AbortReason };
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    value !== null &&
+    (typeof value === 'object' || typeof value === 'function') &&
+    typeof (value as { then?: unknown }).then === 'function'
+  );
+}
+
+/**
+ * The handler's `ctx`. A class, not an object literal with a `signal` getter: V8
+ * builds such a literal on a slow path (about a microsecond, on every run). The
+ * getter is the prototype's, so the `AbortSignal` is still built only when read.
+ */
+class AttemptContext implements RunContext {
+  readonly runId: string;
+  readonly jobName: string;
+  readonly scheduledAt: Date;
+  readonly interval: RunContext['interval'];
+  readonly attempt: number;
+  readonly index: number;
+  readonly completions: number;
+  readonly trigger: RunTrigger;
+  readonly data: JsonValue | undefined;
+  readonly #abort: LazyAbort;
+
+  constructor({ run, index, job, abort }: Attempt, interval: RunContext['interval']) {
+    this.runId = run.id;
+    this.jobName = run.jobName;
+    this.scheduledAt = new Date(run.scheduledAt);
+    this.interval = interval;
+    this.attempt = index?.attempt ?? run.attempt;
+    this.index = index?.index ?? 0;
+    this.completions = run.fanOut?.completions ?? 1;
+    this.trigger = run.trigger;
+    this.data = run.data ?? job.data;
+    this.#abort = abort;
+  }
+
+  get signal(): AbortSignal {
+    return this.#abort.signal;
   }
 }

@@ -88,8 +88,9 @@ export function safeEmit<Name extends keyof SchedulerEvents>(
   event: Name,
   payload: Payload<Name> | (() => Payload<Name>),
 ): void {
+  if (emitter.listenerCount(event) === 0) return;
+  // A copy: a listener may remove itself (or others) while this emits.
   const listeners = emitter.listeners(event) as ((payload: Payload<Name>) => void)[];
-  if (listeners.length === 0) return;
   const value = typeof payload === 'function' ? (payload as () => Payload<Name>)() : payload;
   for (const listener of listeners) {
     try {
@@ -99,6 +100,15 @@ export function safeEmit<Name extends keyof SchedulerEvents>(
       safeEmit(emitter, 'error', new TickworkError('LISTENER', `a "${event}" listener threw: ${messageOf(cause)}`, { cause }));
     }
   }
+}
+
+/**
+ * True when `event` has listeners. The hot path checks this before building a payload,
+ * so that a run whose events nobody listens to allocates neither the payload nor the
+ * function that would build it.
+ */
+export function listening(emitter: EventEmitter<SchedulerEvents>, event: keyof SchedulerEvents): boolean {
+  return emitter.listenerCount(event) > 0;
 }
 
 function messageOf(error: unknown): string {

@@ -1,28 +1,38 @@
 /**
  * Runs handlers. Claims ready runs of the jobs this instance registered, only while
- * it has a free slot (p-queue bounds `maxConcurrentRuns`, and a run it cannot start
- * stays in the store for another instance), then drives each attempt: the
- * handler's `AbortSignal`, `attemptTimeout` and `timeout`, lease renewal, retries
- * with backoff, and the fenced write of how the attempt ended.
+ * it has a free slot (`maxConcurrentRuns` counts the attempts running here and the
+ * claims under way, and a run it cannot start stays in the store for another
+ * instance), then drives each attempt: the handler's `AbortSignal`, `attemptTimeout`
+ * and `timeout`, lease renewal, retries with backoff, and the fenced write of how
+ * the attempt ended.
  *
  * A fan-out run is claimed index by index: each claim leases one index and takes a
  * slot of its own, and the store announces the run as ready again while it has room,
  * so its indices spread over every instance with free slots. The store counts the
  * run's failed attempts and decides when it has failed.
  */
-import PQueue from 'p-queue';
-import { abortAttempt, createAttempt, leaseOf, runHandler, timeoutError, type Attempt, type Ending } from './attempt.js';
+import { abortAttempt, createAttempt, finishOf, renewalOf, runHandler, timeoutError, type Attempt, type Ending } from './attempt.js';
 import { retryDelay } from './backoff.js';
 import type { TimerHandle } from './clock.js';
-import { runFailedEvent, safeEmit, toRunError } from './events.js';
+import { listening, runFailedEvent, safeEmit, toRunError } from './events.js';
 import type { NormalizedJob } from './options.js';
 import { MAX_WAIT_MS, type Runtime } from './runtime.js';
-import { LEASE_EXPIRED_ERROR, type AttemptOutcome, type Claim, type RunError, type RunRecord, type StoreNotification } from './store.js';
+import {
+  LEASE_EXPIRED_ERROR,
+  type AttemptOutcome,
+  type Claim,
+  type ClaimRunInput,
+  type FinishAttemptResult,
+  type RunError,
+  type RunRecord,
+  type StoreNotification,
+} from './store.js';
 import type { RunContext } from './types.js';
 import { toRunInfo } from './views.js';
 
-/** How a run is given back unstarted (a claim that arrived after `stop()`). */
-const RELEASED: AttemptOutcome = { status: 'released' };
+/** How a run is given back (unstarted after `stop()`, or on a shutdown abort). */
+const RELEASED: AttemptOutcome = Object.freeze({ status: 'released' });
+const SUCCEEDED: AttemptOutcome = Object.freeze({ status: 'succeeded' });
 /** Ready runs fetched per look-up when slots are unlimited. */
 const CLAIM_BATCH = 100;
 
@@ -30,13 +40,15 @@ export class Executor {
   readonly #rt: Runtime;
   readonly #jobs: ReadonlyMap<string, NormalizedJob>;
   readonly #jobNames: ReadonlySet<string>;
-  readonly #queue: PQueue;
-  /** By `Attempt.key`. */
+  readonly #maxConcurrentRuns: number;
+  /** By `Attempt.key`: every attempt from its start until its end is recorded. */
   readonly #attempts = new Map<string, Attempt>();
   /** Fan-out runs with indices running here, by run ID: a run that ends aborts them all. */
   readonly #indexAttempts = new Map<string, Set<Attempt>>();
   /** Claims under way: they hold a slot until they resolve. */
   #claiming = 0;
+  /** Claims under way, until their run has started or been given back: `stop()` waits for them. */
+  #claimsOpen = 0;
   /** A ready run was left unclaimed for want of a slot: the next freed slot looks for it. */
   #backlog = false;
   #accepting = false;
@@ -44,12 +56,14 @@ export class Executor {
   #fillAgain = false;
   #timer: TimerHandle | undefined;
   #timerAt: number | undefined;
+  /** Resolves `stop()` once the last claim has settled and the last attempt has ended. */
+  #drained: (() => void) | undefined;
 
   constructor(runtime: Runtime, jobs: ReadonlyMap<string, NormalizedJob>, jobNames: ReadonlySet<string>, maxConcurrentRuns: number) {
     this.#rt = runtime;
     this.#jobs = jobs;
     this.#jobNames = jobNames;
-    this.#queue = new PQueue({ concurrency: maxConcurrentRuns });
+    this.#maxConcurrentRuns = maxConcurrentRuns;
   }
 
   /** IDs of the runs (or fan-out indices, `${runId}.${index}`) this instance is executing. */
@@ -62,13 +76,29 @@ export class Executor {
     this.poke();
   }
 
-  /** Stops claiming at once; with `abort`, aborts running handlers (`'shutdown'`). Resolves once every attempt has ended. */
+  /**
+   * Stops claiming at once; with `abort`, aborts running handlers (`'shutdown'`).
+   * Resolves once every attempt has ended and every claim on its way has settled (a
+   * claim that lands after this call gives its run back first).
+   */
   async stop(abort: boolean): Promise<void> {
     this.#accepting = false;
     this.#clearTimer();
     if (abort) for (const attempt of this.#attempts.values()) abortAttempt(attempt, 'shutdown');
     await this.#filling;
-    await this.#queue.onIdle();
+    if (!this.#idle()) await new Promise<void>((resolve) => (this.#drained = resolve));
+  }
+
+  #idle(): boolean {
+    return this.#attempts.size === 0 && this.#claimsOpen === 0;
+  }
+
+  /** Resolves a waiting `stop()` once nothing runs or claims here any more. */
+  #settled(): void {
+    if (this.#drained !== undefined && this.#idle()) {
+      this.#drained();
+      this.#drained = undefined;
+    }
   }
 
   /** Looks for ready runs now (coalesced with a look-up already under way). */
@@ -96,7 +126,7 @@ export class Executor {
     await Promise.all(
       [...this.#attempts.values()].map(async (attempt) => {
         const now = clock.now();
-        const renewed = await io('renewLease', () => store.renewLease(leaseOf(attempt, instanceId, now, { leaseUntil: now + leaseMs })));
+        const renewed = await io('renewLease', () => store.renewLease(renewalOf(attempt, instanceId, now, now + leaseMs)));
         if (renewed?.ok === true) attempt.leaseUntil = now + leaseMs;
         else if (renewed !== undefined) abortAttempt(attempt, renewed.status === 'cancelled' ? 'replaced' : 'lease-lost');
       }),
@@ -110,54 +140,59 @@ export class Executor {
       const attempt = this.#attempts.get(runId);
       if (attempt !== undefined && status === 'cancelled') abortAttempt(attempt, 'replaced');
       // A fan-out run ended elsewhere (another index failed it, Replace, a timeout): its indices here stop too.
-      for (const indexAttempt of this.#indexAttempts.get(runId) ?? []) abortAttempt(indexAttempt, status === 'cancelled' ? 'replaced' : 'run-failed');
+      const indexAttempts = this.#indexAttempts.get(runId);
+      if (indexAttempts !== undefined) {
+        for (const indexAttempt of indexAttempts) abortAttempt(indexAttempt, status === 'cancelled' ? 'replaced' : 'run-failed');
+      }
     } else if (notification.type === 'run-ready' && this.#jobNames.has(notification.jobName)) {
       // The notification names the run: claim it straight away rather than searching for it.
-      if (notification.readyAt > this.#rt.clock.now()) this.#wakeAt(notification.readyAt);
+      const now = this.#rt.clock.now();
+      if (notification.readyAt > now) this.#wakeAt(notification.readyAt);
       else if (this.#freeSlots() <= 0) this.#backlog = true;
-      else if (this.#accepting) void this.#claim(notification.runId, notification.jobName);
+      else if (this.#accepting) void this.#claim(notification.runId, notification.jobName, now);
     }
   }
 
   #freeSlots(): number {
-    return this.#queue.concurrency - this.#attempts.size - this.#claiming;
+    return this.#maxConcurrentRuns - this.#attempts.size - this.#claiming;
   }
 
   /**
    * Claims a run (or the next index of a fan-out run) and starts it; false when
    * another instance got it first (or the store failed).
    */
-  async #claim(runId: string, jobName: string): Promise<boolean> {
+  async #claim(runId: string, jobName: string, now = this.#rt.clock.now()): Promise<boolean> {
     const job = this.#jobs.get(jobName);
     if (job === undefined || this.#attempts.has(runId)) return false;
-    const { clock, io, store, instanceId, leaseMs } = this.#rt;
-    const now = clock.now();
+    const { io, store, instanceId, leaseMs } = this.#rt;
+    const input: ClaimRunInput =
+      job.timeoutMs === undefined
+        ? { runId, owner: instanceId, now, leaseUntil: now + leaseMs }
+        : { runId, owner: instanceId, now, leaseUntil: now + leaseMs, deadlineAt: now + job.timeoutMs };
     this.#claiming += 1;
-    let claim: Claim | undefined;
+    this.#claimsOpen += 1;
     try {
-      claim = await io('claimRun', () =>
-        store.claimRun({
-          runId,
-          owner: instanceId,
-          now,
-          leaseUntil: now + leaseMs,
-          ...(job.timeoutMs === undefined ? {} : { deadlineAt: now + job.timeoutMs }),
-        }),
-      );
+      let claim: Claim | undefined;
+      try {
+        claim = await io('claimRun', () => store.claimRun(input));
+      } finally {
+        // Released in the same synchronous step that `#begin` takes the slot, so no other claim slips in between.
+        this.#claiming -= 1;
+      }
+      if (claim === undefined) return false;
+      const attempt = createAttempt(claim, job);
+      if (!this.#accepting) {
+        // Stopped while the claim was on its way: give the run straight back rather than start a handler.
+        await this.#write(attempt, RELEASED);
+        return false;
+      }
+      // One claim leases one index of a fan-out run; a claim that leaves more to take notifies `run-ready` again.
+      this.#begin(attempt);
+      return true;
     } finally {
-      // Released in the same synchronous step that `#begin` takes the slot, so no other claim slips in between.
-      this.#claiming -= 1;
+      this.#claimsOpen -= 1;
+      this.#settled();
     }
-    if (claim === undefined) return false;
-    const attempt = createAttempt(claim, job);
-    if (!this.#accepting) {
-      // Stopped while the claim was on its way: give the run straight back rather than start a handler.
-      await io('finishAttempt', () => store.finishAttempt(leaseOf(attempt, instanceId, clock.now(), { outcome: RELEASED })));
-      return false;
-    }
-    // One claim leases one index of a fan-out run; a claim that leaves more to take notifies `run-ready` again.
-    this.#begin(attempt);
-    return true;
   }
 
   async #fill(): Promise<void> {
@@ -184,14 +219,16 @@ export class Executor {
       siblings.add(attempt);
       this.#indexAttempts.set(attempt.run.id, siblings);
     }
-    void this.#queue.add(() => this.#execute(attempt)).catch((error: unknown) => {
-      safeEmit(this.#rt.events, 'error', error instanceof Error ? error : new Error(String(error)));
-    });
+    this.#execute(attempt).catch(this.#reportCrash);
   }
+
+  readonly #reportCrash = (error: unknown): void => {
+    safeEmit(this.#rt.events, 'error', error instanceof Error ? error : new Error(String(error)));
+  };
 
   async #execute(attempt: Attempt): Promise<void> {
     const { run, index, job } = attempt;
-    const { clock } = this.#rt;
+    const { clock, events } = this.#rt;
     try {
       if (index === undefined && run.attempt > job.retry.limit + 1) {
         // Recovered after a lost lease with no retries left: the lost attempt was the last. (The store
@@ -203,14 +240,19 @@ export class Executor {
         await this.#finish(attempt, { status: 'failed', error: timeoutError(job) });
         return;
       }
-      safeEmit(this.#rt.events, 'run:started', () => ({ run: toRunInfo(run), ...(index === undefined ? {} : { index: index.index }) }));
-      const ending = await runHandler(attempt, this.#rt.clock, this.#interval(attempt.run));
+      if (listening(events, 'run:started')) {
+        safeEmit(events, 'run:started', index === undefined ? { run: toRunInfo(run) } : { run: toRunInfo(run), index: index.index });
+      }
+      const ending = await runHandler(attempt, clock, this.#interval(run));
       await this.#conclude(attempt, ending);
     } finally {
       this.#attempts.delete(attempt.key);
-      const siblings = this.#indexAttempts.get(run.id);
-      siblings?.delete(attempt);
-      if (siblings?.size === 0) this.#indexAttempts.delete(run.id);
+      if (index !== undefined) {
+        const siblings = this.#indexAttempts.get(run.id);
+        siblings?.delete(attempt);
+        if (siblings?.size === 0) this.#indexAttempts.delete(run.id);
+      }
+      this.#settled();
       // Runs are claimed as their notifications arrive; a freed slot searches only if one was turned away.
       if (this.#backlog) {
         this.#backlog = false;
@@ -220,13 +262,13 @@ export class Executor {
   }
 
   /** Writes how the attempt ended: success, retry, final failure, or release. */
-  async #conclude(attempt: Attempt, ending: Ending): Promise<void> {
+  #conclude(attempt: Attempt, ending: Ending): Promise<void> | undefined {
     const { job } = attempt;
-    if (ending.kind === 'returned') return this.#finish(attempt, { status: 'succeeded' });
+    if (ending.kind === 'returned') return this.#finish(attempt, SUCCEEDED);
     if (ending.kind === 'threw') return this.#fail(attempt, toRunError(ending.error));
     switch (ending.reason) {
       case 'shutdown':
-        return this.#finish(attempt, { status: 'released' });
+        return this.#finish(attempt, RELEASED);
       case 'timeout':
         return this.#finish(attempt, { status: 'failed', error: timeoutError(job) });
       case 'attempt-timeout':
@@ -237,7 +279,7 @@ export class Executor {
       case 'replaced':
       case 'lease-lost':
       case 'run-failed':
-        return; // the run is no longer ours: whoever took it (or ended it) records it
+        return undefined; // the run is no longer ours: whoever took it (or ended it) records it
     }
   }
 
@@ -247,7 +289,7 @@ export class Executor {
    * store knows how many attempts the run's other indices have failed, and it
    * fails the run once they exceed the limit. Its delay grows with its own attempts.
    */
-  async #fail(attempt: Attempt, error: RunError): Promise<void> {
+  #fail(attempt: Attempt, error: RunError): Promise<void> {
     const { run, index, job, key } = attempt;
     const attemptNumber = index?.attempt ?? run.attempt;
     if (index === undefined && attemptNumber > job.retry.limit) return this.#finish(attempt, { status: 'failed', error });
@@ -260,9 +302,8 @@ export class Executor {
 
   async #finish(attempt: Attempt, outcome: AttemptOutcome): Promise<void> {
     const { abort } = attempt;
-    const { clock, io, store, events, leaseMs, instanceId } = this.#rt;
-    const write = () => io('finishAttempt', () => store.finishAttempt(leaseOf(attempt, instanceId, clock.now(), { outcome })));
-    let result = await write();
+    const { clock, events, leaseMs } = this.#rt;
+    let result = await this.#write(attempt, outcome);
     // The store is unreachable (reported). Keep trying while this instance may still hold the lease (the
     // heartbeat renews it while the attempt is tracked): giving up early would let another instance recover
     // the run and run a handler that already finished. Once the lease is gone, that is what must happen.
@@ -272,12 +313,15 @@ export class Executor {
       delay = Math.min(delay * 2, leaseMs / 3)
     ) {
       await clock.sleep(delay);
-      result = await write();
+      result = await this.#write(attempt, outcome);
     }
     if (result === undefined || !result.ok) return; // fenced out or lease lost: whoever holds the run now records it
     // The store's answer says what happened to the run: a fan-out index's outcome may have ended it, or not.
     const { run: finished, index } = result;
-    if (finished.status === 'succeeded') return safeEmit(events, 'run:succeeded', () => ({ run: toRunInfo(finished) }));
+    if (finished.status === 'succeeded') {
+      if (listening(events, 'run:succeeded')) safeEmit(events, 'run:succeeded', { run: toRunInfo(finished) });
+      return;
+    }
     if (finished.status === 'failed') {
       const error = finished.error ?? ('error' in outcome ? outcome.error : LEASE_EXPIRED_ERROR);
       return safeEmit(events, 'run:failed', () => runFailedEvent(finished, error));
@@ -291,6 +335,12 @@ export class Executor {
         ...(index === undefined ? {} : { index: index.index }),
       }));
     }
+  }
+
+  #write(attempt: Attempt, outcome: AttemptOutcome): Promise<FinishAttemptResult | undefined> {
+    const { clock, io, store, instanceId } = this.#rt;
+    const input = finishOf(attempt, instanceId, clock.now(), outcome);
+    return io('finishAttempt', () => store.finishAttempt(input));
   }
 
   #interval(run: RunRecord): RunContext['interval'] {

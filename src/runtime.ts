@@ -30,27 +30,34 @@ export interface Runtime {
 
 export function createRuntime(fields: Omit<Runtime, 'call' | 'io' | 'schedules'>): Runtime {
   const { clock, events } = fields;
-  const call = async <T>(operation: string, work: () => Promise<T>): Promise<T> => {
-    const attempt = (async () => work())();
-    try {
-      return await (clock.track ? clock.track(attempt) : attempt);
-    } catch (cause) {
-      throw cause instanceof TickworkError ? cause : new StoreError(operation, cause);
-    }
+  // Every run makes several store calls: one async frame each, not one per layer.
+  const start = <T>(work: () => Promise<T>): Promise<T> => {
+    const attempt = Promise.resolve(work());
+    return clock.track ? clock.track(attempt) : attempt;
   };
   return {
     ...fields,
     schedules: new ScheduleCache(),
-    call,
+    async call<T>(operation: string, work: () => Promise<T>): Promise<T> {
+      try {
+        return await start(work);
+      } catch (cause) {
+        throw storeError(operation, cause);
+      }
+    },
     async io<T>(operation: string, work: () => Promise<T>): Promise<T | undefined> {
       try {
-        return await call(operation, work);
-      } catch (error) {
-        safeEmit(events, 'error', error as Error);
+        return await start(work);
+      } catch (cause) {
+        safeEmit(events, 'error', storeError(operation, cause));
         return undefined;
       }
     },
   };
+}
+
+function storeError(operation: string, cause: unknown): TickworkError {
+  return cause instanceof TickworkError ? cause : new StoreError(operation, cause);
 }
 
 /** Compiled schedules, keyed by what defines them; a job's schedule is compiled once per definition. */

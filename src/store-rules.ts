@@ -115,12 +115,45 @@ export function pruneHistory(
   finished: readonly RunRecord[],
   limits: { readonly succeeded: number; readonly failed: number },
 ): RunRecord[] {
-  const byRecency = [...finished].sort(
-    (a, b) => (b.finishedAt ?? 0) - (a.finishedAt ?? 0) || compareNewestFirst(a, b),
-  );
-  const succeeded = byRecency.filter((run) => run.status === 'succeeded');
-  const failed = byRecency.filter((run) => run.status !== 'succeeded');
-  return [...succeeded.slice(limits.succeeded), ...failed.slice(limits.failed)];
+  // Every finish prunes: count first, and sort only when a limit is passed by more than one run.
+  let succeeded = 0;
+  for (const run of finished) if (run.status === 'succeeded') succeeded += 1;
+  const failed = finished.length - succeeded;
+  if (succeeded <= limits.succeeded + 1 && failed <= limits.failed + 1) {
+    // The usual case: the finish that prunes has passed a limit by one run, the least recent goes.
+    const beyond: RunRecord[] = [];
+    if (succeeded > limits.succeeded) beyond.push(leastRecent(finished, true));
+    if (failed > limits.failed) beyond.push(leastRecent(finished, false));
+    return beyond;
+  }
+  const byRecency = [...finished].sort(compareByRecency);
+  const beyond: RunRecord[] = [];
+  const beyondFailed: RunRecord[] = [];
+  let keptSucceeded = 0;
+  let keptFailed = 0;
+  for (const run of byRecency) {
+    if (run.status === 'succeeded') {
+      if (keptSucceeded < limits.succeeded) keptSucceeded += 1;
+      else beyond.push(run);
+    } else if (keptFailed < limits.failed) keptFailed += 1;
+    else beyondFailed.push(run);
+  }
+  // Succeeded runs first, then failed and cancelled ones, each most recent first.
+  for (const run of beyondFailed) beyond.push(run);
+  return beyond;
+}
+
+/** The least recently finished of the succeeded runs (`succeeded`), or of the others. */
+function leastRecent(finished: readonly RunRecord[], succeeded: boolean): RunRecord {
+  let least: RunRecord | undefined;
+  for (const run of finished) {
+    if ((run.status === 'succeeded') === succeeded && (least === undefined || compareByRecency(run, least) > 0)) least = run;
+  }
+  return least as RunRecord;
+}
+
+function compareByRecency(a: RunRecord, b: RunRecord): number {
+  return (b.finishedAt ?? 0) - (a.finishedAt ?? 0) || compareNewestFirst(a, b);
 }
 
 /** True when two specs define the same job (what `upsertJobs` would write is already stored). */

@@ -3,8 +3,11 @@ import { defaultAnchor } from './planner.js';
 import type { JobRecord, RunRecord } from './store.js';
 import type { JobInfo, RunInfo } from './types.js';
 
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
 export function toRunInfo(run: RunRecord): RunInfo {
-  return {
+  // Field by field rather than conditional spreads: every run's events build one of these.
+  const info: Mutable<RunInfo> = {
     id: run.id,
     jobName: run.jobName,
     scheduledAt: new Date(run.scheduledAt),
@@ -13,22 +16,22 @@ export function toRunInfo(run: RunRecord): RunInfo {
     attempt: run.attempt,
     createdAt: new Date(run.createdAt),
     readyAt: new Date(run.readyAt),
-    ...(run.startedAt === undefined ? {} : { startedAt: new Date(run.startedAt) }),
-    ...(run.finishedAt === undefined ? {} : { finishedAt: new Date(run.finishedAt) }),
-    ...(run.error === undefined ? {} : { error: { name: run.error.name, message: run.error.message } }),
-    ...(run.data === undefined ? {} : { data: run.data }),
-    ...(run.fanOut === undefined
-      ? {}
-      : {
-          completions: {
-            total: run.fanOut.completions,
-            parallelism: run.fanOut.parallelism,
-            succeeded: run.fanOut.succeeded,
-            failed: run.fanOut.failed,
-            active: run.fanOut.active,
-          },
-        }),
   };
+  if (run.startedAt !== undefined) info.startedAt = new Date(run.startedAt);
+  if (run.finishedAt !== undefined) info.finishedAt = new Date(run.finishedAt);
+  if (run.error !== undefined) info.error = { name: run.error.name, message: run.error.message };
+  if (run.data !== undefined) info.data = run.data;
+  const fanOut = run.fanOut;
+  if (fanOut !== undefined) {
+    info.completions = {
+      total: fanOut.completions,
+      parallelism: fanOut.parallelism,
+      succeeded: fanOut.succeeded,
+      failed: fanOut.failed,
+      active: fanOut.active,
+    };
+  }
+  return info;
 }
 
 export function toJobInfo(job: JobRecord, active: readonly RunRecord[], nextRunAt: number | undefined): JobInfo {

@@ -39,12 +39,11 @@ import type {
   UpsertJobInput,
   UpsertJobResult,
 } from '../../src/store.js';
-import { compareNewestFirst, compareOldestFirst, compareReadyOrder, isActive } from '../../src/store-rules.js';
+import { compareNewestFirst, compareOldestFirst, compareReadyOrder } from '../../src/store-rules.js';
 import { MemoryLock } from './memory-lock.js';
-import { MemoryTables, patch } from './memory-tables.js';
+import { copyJob, type Draft } from './memory-records.js';
+import { MemoryTables } from './memory-tables.js';
 import * as lifecycle from './run-lifecycle.js';
-
-type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 export class MemoryStore implements Store {
   readonly #tables = new MemoryTables();
@@ -79,7 +78,9 @@ export class MemoryStore implements Store {
   async setSuspended(name: string, suspended: boolean): Promise<JobRecord | undefined> {
     const job = this.#tables.job(name);
     if (job === undefined) return undefined;
-    const next = this.#tables.putJob(patch(job, { suspended }));
+    const changed = copyJob(job);
+    changed.suspended = suspended;
+    const next = this.#tables.putJob(changed);
     this.#tables.notify({ type: 'job-changed', jobName: name });
     return next;
   }
@@ -89,43 +90,41 @@ export class MemoryStore implements Store {
     if (job === undefined || job.suspended || job.cursor !== input.expectedCursor) {
       return job === undefined ? { outcome: 'conflict' } : { outcome: 'conflict', job };
     }
-    const advance = (changes: Partial<Mutable<JobRecord>> = {}): JobRecord => {
-      // Re-read: cancellations under Replace update the job's record first.
-      const current = this.#tables.job(job.name) ?? job;
-      return this.#tables.putJob(patch(current, { ...changes, cursor: input.cursor, lastScheduleTime: input.cursor }));
-    };
-    if (input.run === undefined) return { outcome: 'advanced', job: advance() };
+    if (input.run === undefined) return { outcome: 'advanced', job: this.#advance(job, input) };
     const existing = this.#tables.run(input.run.id);
-    if (existing !== undefined) return { outcome: 'exists', job: advance(), run: existing };
+    if (existing !== undefined) return { outcome: 'exists', job: this.#advance(job, input), run: existing };
 
     const active = this.#activeRuns(job.name);
     if (active.length > 0 && job.concurrencyPolicy === 'Forbid') {
-      return { outcome: 'skipped', job: advance({ skipped: job.skipped + 1 }), active: active.map((run) => run.id) };
+      return { outcome: 'skipped', job: this.#advance(job, input, job.skipped + 1), active: active.map((run) => run.id) };
     }
     if (active.length > 0 && job.concurrencyPolicy === 'CatchUp') {
       return { outcome: 'blocked', job, active: active.map((run) => run.id) };
     }
     const cancelled =
-      job.concurrencyPolicy === 'Replace'
+      job.concurrencyPolicy === 'Replace' && active.length > 0
         ? active.map((run) => lifecycle.endRun(this.#tables, run, { status: 'cancelled' }, input.now))
         : [];
     const run = this.#insertRun(input.run, input.now);
-    const advanced = advance();
+    const advanced = this.#advance(job, input);
     if (cancelled.length > 0) lifecycle.prune(this.#tables, advanced);
     return { outcome: 'created', job: advanced, run, cancelled };
   }
 
   async createRun(input: CreateRunInput): Promise<CreateRunResult> {
-    if (this.#tables.job(input.run.jobName) === undefined) return { outcome: 'missing-job' };
+    const job = this.#tables.job(input.run.jobName);
+    if (job === undefined) return { outcome: 'missing-job' };
     const existing = this.#tables.run(input.run.id);
     if (existing !== undefined) return { outcome: 'exists', run: existing };
-    return { outcome: 'created', run: this.#insertRun(input.run, input.now) };
+    return { outcome: 'created', run: this.#insertRun(input.run, input.now, job) };
   }
 
   async addBackfill(input: AddBackfillInput): Promise<JobRecord | undefined> {
     const job = this.#tables.job(input.jobName);
     if (job === undefined) return undefined;
-    const next = this.#tables.putJob(patch(job, { backfills: [...job.backfills, input.range] }));
+    const changed = copyJob(job);
+    changed.backfills = [...job.backfills, input.range];
+    const next = this.#tables.putJob(changed);
     this.#tables.notify({ type: 'job-changed', jobName: job.name });
     return next;
   }
@@ -138,7 +137,9 @@ export class MemoryStore implements Store {
     }
     if (this.#activeRuns(job.name).some((run) => run.trigger === 'backfill')) return { outcome: 'blocked', job };
     const backfills = input.next === undefined ? rest : [{ ...first, next: input.next }, ...rest];
-    const advanced = this.#tables.putJob(patch(job, { backfills }));
+    const changed = copyJob(job);
+    changed.backfills = backfills;
+    const advanced = this.#tables.putJob(changed);
     const existing = this.#tables.run(input.run.id);
     if (existing !== undefined) return { outcome: 'exists', job: advanced, run: existing };
     return { outcome: 'created', job: advanced, run: this.#insertRun(input.run, input.now) };
@@ -193,7 +194,7 @@ export class MemoryStore implements Store {
   }
 
   async listIndices(runId: string): Promise<readonly IndexRecord[]> {
-    return this.#tables.indices(runId);
+    return [...this.#tables.indices(runId)];
   }
 
   watch(listener: (notification: StoreNotification) => void): () => void {
@@ -203,7 +204,7 @@ export class MemoryStore implements Store {
   #upsertJob(input: UpsertJobInput): UpsertJobResult {
     const existing = this.#tables.job(input.spec.name);
     // The spec is replaced as a whole (a field dropped from the definition is dropped here too).
-    // Object.assign, not a spread, for the reason `patch` gives.
+    // Object.assign, not a spread (see memory-records.ts); the spec's own fields as they are.
     const job: JobRecord = Object.assign(
       {},
       input.spec,
@@ -227,25 +228,39 @@ export class MemoryStore implements Store {
   }
 
   #activeRuns(jobName: string): RunRecord[] {
-    return this.#tables
-      .runsOf(jobName)
-      .filter((run) => isActive(run.status))
-      .sort(compareOldestFirst);
+    const active = this.#tables.activeRunsOf(jobName);
+    return active.length > 1 ? active.sort(compareOldestFirst) : active;
+  }
+
+  /** Moves the job's cursor to `input.cursor` (and sets `skipped` when given). */
+  #advance(job: JobRecord, input: ScheduleRunInput, skipped?: number): JobRecord {
+    // Re-read: cancellations under Replace update the job's record first.
+    const current = this.#tables.job(job.name) ?? job;
+    const advanced = copyJob(current);
+    if (skipped !== undefined) advanced.skipped = skipped;
+    advanced.cursor = input.cursor;
+    advanced.lastScheduleTime = input.cursor;
+    return this.#tables.putJob(advanced);
   }
 
   /** Creates a run as the contract says every store does: pending, attempt 1, fence 0, ready now, with fan-out counts at 0 for a fan-out job. */
-  #insertRun(input: NewRun, now: number): RunRecord {
-    const fanOut = this.#tables.job(input.jobName)?.fanOut;
-    return this.#tables.insertRun(
-      Object.assign({}, input, {
-        status: 'pending' as const,
-        attempt: 1,
-        createdAt: now,
-        readyAt: now,
-        fence: 0,
-        ...(fanOut === undefined ? {} : { fanOut: { ...fanOut, succeeded: 0, failed: 0, active: 0 } }),
-      }),
-      now,
-    );
+  #insertRun(input: NewRun, now: number, job = this.#tables.job(input.jobName)): RunRecord {
+    const fanOut = job?.fanOut;
+    const run: Draft<RunRecord> = {
+      id: input.id,
+      jobName: input.jobName,
+      scheduledAt: input.scheduledAt,
+      trigger: input.trigger,
+      status: 'pending',
+      attempt: 1,
+      createdAt: now,
+      readyAt: now,
+      fence: 0,
+    };
+    if (input.data !== undefined) run.data = input.data;
+    if (fanOut !== undefined) {
+      run.fanOut = { completions: fanOut.completions, parallelism: fanOut.parallelism, retryLimit: fanOut.retryLimit, succeeded: 0, failed: 0, active: 0 };
+    }
+    return this.#tables.insertRun(run, now);
   }
 }

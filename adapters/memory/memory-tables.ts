@@ -3,19 +3,18 @@
  * kept in step with them, and the watchers. Every write of a run goes through
  * `writeRun`, which is where the `pendingUntil` rule and `run-ready` announcements
  * live. Records are replaced, never mutated, so a record handed out is a stable
- * snapshot.
+ * snapshot (`memory-records.ts` builds them).
  */
 import type { IndexRecord, JobRecord, RunRecord, StoreNotification } from '../../src/store.js';
 import { isClaimable, isFinished, pendingUntilFor } from '../../src/store-rules.js';
+import { copyRun, KEEP, type Draft } from './memory-records.js';
 
-/**
- * A record with some fields changed or added, as a new object. Not `{ ...record, key }`:
- * V8 (Node 20) builds a spread followed by keys the source lacks on a slow path, several
- * microseconds a record, and every write of this store adds some (`owner`, `finishedAt`, ...).
- */
-export function patch<T extends object>(record: T, changes: Partial<T>): T {
-  return Object.assign({}, record, changes);
-}
+type Listener = (notification: StoreNotification) => void;
+
+const NO_IDS: readonly string[] = Object.freeze([]);
+/** The index records of a run that has none. */
+const NO_INDICES: readonly IndexRecord[] = Object.freeze([]);
+const DELIVERED = Promise.resolve();
 
 export class MemoryTables {
   readonly #jobs = new Map<string, JobRecord>();
@@ -29,7 +28,13 @@ export class MemoryTables {
   readonly #claimable = new Set<string>();
   /** Runs `running`: a plain run's lease, or a fan-out run's running indices, may expire. */
   readonly #running = new Set<string>();
-  readonly #listeners = new Set<(notification: StoreNotification) => void>();
+  readonly #listeners = new Set<Listener>();
+  /**
+   * Notifications on their way, oldest first from `#outboxHead`, each with the watchers
+   * it goes to (one, or several): those watching when it was sent.
+   */
+  #outbox: (StoreNotification | Listener | readonly Listener[])[] = [];
+  #outboxHead = 0;
 
   job(name: string): JobRecord | undefined {
     return this.#jobs.get(name);
@@ -65,6 +70,18 @@ export class MemoryTables {
     return this.#lookUp(this.#runsByJob.get(jobName));
   }
 
+  /** The job's runs that are not finished (its active runs). */
+  activeRunsOf(jobName: string): RunRecord[] {
+    const runs: RunRecord[] = [];
+    const finished = this.#finishedByJob.get(jobName);
+    for (const id of this.#runsByJob.get(jobName) ?? NO_IDS) {
+      if (finished?.has(id) === true) continue;
+      const run = this.#runs.get(id);
+      if (run !== undefined) runs.push(run);
+    }
+    return runs;
+  }
+
   finishedRunsOf(jobName: string): RunRecord[] {
     return this.#lookUp(this.#finishedByJob.get(jobName));
   }
@@ -86,12 +103,13 @@ export class MemoryTables {
   }
 
   /** A run's index records, by index. */
-  indices(runId: string): IndexRecord[] {
-    return [...(this.#indices.get(runId)?.values() ?? [])].sort((a, b) => a.index - b.index);
+  indices(runId: string): readonly IndexRecord[] {
+    const records = this.#indices.get(runId);
+    return records === undefined ? NO_INDICES : [...records.values()].sort((a, b) => a.index - b.index);
   }
 
   /** Writes a new run (its ID must be free). */
-  insertRun(draft: RunRecord, now: number): RunRecord {
+  insertRun(draft: Draft<RunRecord>, now: number): RunRecord {
     let ids = this.#runsByJob.get(draft.jobName);
     if (ids === undefined) this.#runsByJob.set(draft.jobName, (ids = new Set()));
     ids.add(draft.id);
@@ -101,12 +119,15 @@ export class MemoryTables {
   /**
    * Every write of a run goes through here, after its index records: it applies the
    * pendingUntil rule, keeps the lookup sets, and announces a run left claimable.
+   * `draft` is a new record (`copyRun`), which this stores: nobody changes it after.
+   * Its `pendingUntil` is set here.
    */
-  writeRun(draft: RunRecord, now: number): RunRecord {
-    const claimable = isClaimable(draft, draft.fanOut === undefined ? [] : this.indices(draft.id));
-    const { pendingUntil: _previous, ...rest } = draft;
-    const pendingUntil = claimable ? pendingUntilFor(rest.readyAt, now, this.#jobs.get(rest.jobName)?.pendingTimeoutMs) : undefined;
-    const run: RunRecord = pendingUntil === undefined ? rest : patch<RunRecord>(rest, { pendingUntil });
+  writeRun(draft: Draft<RunRecord>, now: number): RunRecord {
+    const claimable = isClaimable(draft, draft.fanOut === undefined ? NO_INDICES : this.indices(draft.id));
+    const pendingUntil = claimable ? pendingUntilFor(draft.readyAt, now, this.#jobs.get(draft.jobName)?.pendingTimeoutMs) : undefined;
+    let run = draft;
+    if (pendingUntil !== undefined) run.pendingUntil = pendingUntil;
+    else if (draft.pendingUntil !== undefined) run = copyRun(draft, KEEP);
     this.#runs.set(run.id, run);
     if (claimable) this.#claimable.add(run.id);
     else this.#claimable.delete(run.id);
@@ -131,40 +152,62 @@ export class MemoryTables {
   /** Deletes a run with its index records. */
   deleteRun(id: string): void {
     const run = this.#runs.get(id);
+    if (run === undefined) return;
     this.#runs.delete(id);
-    this.#indices.delete(id);
-    this.#claimable.delete(id);
-    this.#running.delete(id);
-    if (run !== undefined) {
-      this.#runsByJob.get(run.jobName)?.delete(id);
-      this.#finishedByJob.get(run.jobName)?.delete(id);
+    if (run.fanOut !== undefined) this.#indices.delete(id);
+    this.#runsByJob.get(run.jobName)?.delete(id);
+    // A finished run is in no other set (`writeRun` keeps them); history pruning deletes only those.
+    if (isFinished(run.status)) this.#finishedByJob.get(run.jobName)?.delete(id);
+    else {
+      this.#claimable.delete(id);
+      this.#running.delete(id);
     }
   }
 
-  watch(listener: (notification: StoreNotification) => void): () => void {
+  watch(listener: Listener): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
   }
 
+  /**
+   * Delivered after the operation completes, as a real store's notifications are: one
+   * microtask per notification, in order. A promise reaction rather than
+   * `queueMicrotask`, which costs Node an async resource per call.
+   */
   notify(notification: StoreNotification): void {
-    // Delivered after the operation completes, as a real store's notifications are.
-    for (const listener of this.#listeners) {
-      queueMicrotask(() => {
-        try {
-          listener(notification);
-        } catch {
-          // A watcher's failure is the watcher's business; the store's state is already consistent.
-        }
-      });
-    }
+    const listeners = this.#listeners;
+    if (listeners.size === 0) return;
+    this.#outbox.push(notification, listeners.size === 1 ? (listeners.values().next().value as Listener) : [...listeners]);
+    void DELIVERED.then(this.#deliverNext);
   }
+
+  readonly #deliverNext = (): void => {
+    const outbox = this.#outbox;
+    const notification = outbox[this.#outboxHead] as StoreNotification;
+    const to = outbox[this.#outboxHead + 1] as Listener | readonly Listener[];
+    this.#outboxHead += 2;
+    if (this.#outboxHead === outbox.length) {
+      this.#outbox = [];
+      this.#outboxHead = 0;
+    }
+    if (typeof to === 'function') deliver(to, notification);
+    else for (const listener of to) deliver(listener, notification);
+  };
 
   #lookUp(ids: Iterable<string> | undefined): RunRecord[] {
     const runs: RunRecord[] = [];
-    for (const id of ids ?? []) {
+    for (const id of ids ?? NO_IDS) {
       const run = this.#runs.get(id);
       if (run !== undefined) runs.push(run);
     }
     return runs;
+  }
+}
+
+function deliver(listener: Listener, notification: StoreNotification): void {
+  try {
+    listener(notification);
+  } catch {
+    // A watcher's failure is the watcher's business; the store's state is already consistent.
   }
 }

@@ -34,7 +34,8 @@ import {
   pruneHistory,
   type ExpiredLease,
 } from '../../src/store-rules.js';
-import { patch, type MemoryTables } from './memory-tables.js';
+import { copyIndex, copyJob, copyRun, fanOutCounts, KEEP, OMIT_ERROR, OMIT_LEASE, type Draft } from './memory-records.js';
+import type { MemoryTables } from './memory-tables.js';
 
 /** How a run ends for good. */
 export type RunEnding = { status: 'succeeded' } | { status: 'failed'; error: RunError } | { status: 'cancelled' };
@@ -42,32 +43,39 @@ export type RunEnding = { status: 'succeeded' } | { status: 'failed'; error: Run
 export function claimRun(tables: MemoryTables, input: ClaimRunInput): Claim | undefined {
   const run = tables.run(input.runId);
   if (run === undefined || !tables.isClaimable(run.id) || run.readyAt > input.now) return undefined;
-  const started = patch(run, {
-    startedAt: run.startedAt ?? input.now,
-    ...(run.deadlineAt === undefined && input.deadlineAt !== undefined ? { deadlineAt: input.deadlineAt } : {}),
-  });
   if (run.fanOut === undefined) {
-    const claimed = tables.writeRun(
-      patch(started, { status: 'running', owner: input.owner, leaseUntil: input.leaseUntil, fence: run.fence + 1 }),
-      input.now,
-    );
-    return { run: claimed };
+    const claimed = started(run, input);
+    claimed.status = 'running';
+    claimed.owner = input.owner;
+    claimed.leaseUntil = input.leaseUntil;
+    claimed.fence = run.fence + 1;
+    return { run: tables.writeRun(claimed, input.now) };
   }
   const waiting = nextWaitingIndex(run, tables.indices(run.id));
   if (waiting === undefined || waiting.readyAt > input.now) return undefined;
   // A re-claim adopts the index's record; a first claim creates it.
   const previous = tables.index(run.id, waiting.index);
-  const index = tables.putIndex(
-    patch(previous ?? { runId: run.id, index: waiting.index, status: 'pending', attempt: 1, readyAt: waiting.readyAt, fence: 0 }, {
-      status: 'running',
-      owner: input.owner,
-      leaseUntil: input.leaseUntil,
-      fence: (previous?.fence ?? 0) + 1,
-      startedAt: previous?.startedAt ?? input.now,
-    }),
-  );
-  const claimed = writeFanOut(tables, patch(started, { fanOut: { ...run.fanOut, active: run.fanOut.active + 1 } }), input.now);
-  return { run: claimed, index };
+  const index: Draft<IndexRecord> =
+    previous === undefined
+      ? { runId: run.id, index: waiting.index, status: 'pending', attempt: 1, readyAt: waiting.readyAt, fence: 0 }
+      : copyIndex(previous, KEEP);
+  index.status = 'running';
+  index.owner = input.owner;
+  index.leaseUntil = input.leaseUntil;
+  index.fence = (previous?.fence ?? 0) + 1;
+  index.startedAt = previous?.startedAt ?? input.now;
+  tables.putIndex(index);
+  const claimed = started(run, input);
+  claimed.fanOut = fanOutCounts(run.fanOut, run.fanOut.active + 1, run.fanOut.succeeded, run.fanOut.failed);
+  return { run: writeFanOut(tables, claimed, input.now), index };
+}
+
+/** The claimed run's draft: `startedAt` and `deadlineAt` set if not yet set. */
+function started(run: RunRecord, input: ClaimRunInput): Draft<RunRecord> {
+  const draft = copyRun(run, KEEP);
+  draft.startedAt = run.startedAt ?? input.now;
+  if (run.deadlineAt === undefined && input.deadlineAt !== undefined) draft.deadlineAt = input.deadlineAt;
+  return draft;
 }
 
 export function renewLease(tables: MemoryTables, input: RenewLeaseInput): RenewLeaseResult {
@@ -77,7 +85,9 @@ export function renewLease(tables: MemoryTables, input: RenewLeaseInput): RenewL
       const current = tables.run(input.runId);
       return current === undefined ? { ok: false } : { ok: false, status: current.status };
     }
-    tables.writeRun(patch(run, { leaseUntil: input.leaseUntil }), input.now);
+    const renewed = copyRun(run, KEEP);
+    renewed.leaseUntil = input.leaseUntil;
+    tables.writeRun(renewed, input.now);
     return { ok: true };
   }
   const owned = ownedIndex(tables, input);
@@ -86,7 +96,9 @@ export function renewLease(tables: MemoryTables, input: RenewLeaseInput): RenewL
     return current === undefined ? { ok: false } : { ok: false, status: current.status };
   }
   // The run itself is not written: renewing an index changes nothing the run records.
-  tables.putIndex(patch(owned.index, { leaseUntil: input.leaseUntil }));
+  const renewed = copyIndex(owned.index, KEEP);
+  renewed.leaseUntil = input.leaseUntil;
+  tables.putIndex(renewed);
   return { ok: true };
 }
 
@@ -98,7 +110,8 @@ export function finishAttempt(tables: MemoryTables, input: FinishAttemptInput): 
   }
   const owned = ownedIndex(tables, input);
   if (owned === undefined) return fencedOut(tables, input.runId);
-  return { ok: true, ...finishIndex(tables, owned.run, owned.index, input.outcome, input.now) };
+  const finished = finishIndex(tables, owned.run, owned.index, input.outcome, input.now);
+  return { ok: true, run: finished.run, index: finished.index };
 }
 
 export function recoverExpiredRuns(tables: MemoryTables, input: RecoverExpiredRunsInput): RunRecord[] {
@@ -121,13 +134,11 @@ export function recoverExpiredRuns(tables: MemoryTables, input: RecoverExpiredRu
     const run = tables.run(lease.runId);
     if (run === undefined) continue;
     if (lease.index === undefined) {
-      const back: RunRecord = {
-        ...withoutLease(run),
-        status: 'pending',
-        attempt: run.attempt + 1,
-        readyAt: input.now,
-        error: LEASE_EXPIRED_ERROR,
-      };
+      const back = copyRun(run, OMIT_LEASE);
+      back.status = 'pending';
+      back.attempt = run.attempt + 1;
+      back.readyAt = input.now;
+      back.error = LEASE_EXPIRED_ERROR;
       recovered.push(tables.writeRun(back, input.now));
       continue;
     }
@@ -173,35 +184,32 @@ export function deleteExpiredRuns(tables: MemoryTables, input: ExpireInput): num
  */
 export function endRun(tables: MemoryTables, run: RunRecord, ending: RunEnding, now: number): RunRecord {
   const job = tables.job(run.jobName);
-  // A success clears the error of an earlier attempt; a cancellation keeps it for the record.
-  const { error: previous, ...base } = withoutLease(run);
-  const error = ending.status === 'failed' ? ending.error : ending.status === 'cancelled' ? previous : undefined;
   const expiresAt = job === undefined ? undefined : expiresAtFor(now, job.history);
   for (const index of tables.indices(run.id)) {
-    if (!isFinished(index.status)) tables.putIndex(patch(withoutLease(index), { status: 'cancelled', finishedAt: now }));
+    if (isFinished(index.status)) continue;
+    const cancelled = copyIndex(index, OMIT_LEASE);
+    cancelled.status = 'cancelled';
+    cancelled.finishedAt = now;
+    tables.putIndex(cancelled);
   }
-  const ended = tables.writeRun(
-    patch(base, {
-      status: ending.status,
-      finishedAt: now,
-      ...(error === undefined ? {} : { error }),
-      ...(base.fanOut === undefined ? {} : { fanOut: { ...base.fanOut, active: 0 } }),
-      ...(expiresAt === undefined ? {} : { expiresAt }),
-    }),
-    now,
-  );
-  if (job !== undefined) {
-    const updated = tables.putJob(
-      ending.status === 'succeeded'
-        ? patch(job, { succeeded: job.succeeded + 1, lastSuccessfulTime: now })
-        : ending.status === 'failed'
-          ? patch(job, { failed: job.failed + 1 })
-          : job,
-    );
-    if (ending.status !== 'cancelled') prune(tables, updated);
+  // A success clears the error of an earlier attempt; a cancellation keeps it for the record.
+  const ended = copyRun(run, ending.status === 'cancelled' ? OMIT_LEASE : OMIT_LEASE | OMIT_ERROR);
+  ended.status = ending.status;
+  ended.finishedAt = now;
+  if (ending.status === 'failed') ended.error = ending.error;
+  if (ended.fanOut !== undefined) ended.fanOut = fanOutCounts(ended.fanOut, 0, ended.fanOut.succeeded, ended.fanOut.failed);
+  if (expiresAt !== undefined) ended.expiresAt = expiresAt;
+  const stored = tables.writeRun(ended, now);
+  if (job !== undefined && ending.status !== 'cancelled') {
+    const counted = copyJob(job);
+    if (ending.status === 'succeeded') {
+      counted.succeeded = job.succeeded + 1;
+      counted.lastSuccessfulTime = now;
+    } else counted.failed = job.failed + 1;
+    prune(tables, tables.putJob(counted));
   }
-  tables.notify({ type: 'run-finished', jobName: ended.jobName, runId: ended.id, status: ended.status });
-  return ended;
+  tables.notify({ type: 'run-finished', jobName: stored.jobName, runId: stored.id, status: stored.status });
+  return stored;
 }
 
 /** Deletes the job's finished runs beyond its history limits. */
@@ -211,12 +219,21 @@ export function prune(tables: MemoryTables, job: JobRecord): void {
 
 /** Applies an attempt's outcome to a plain run. */
 function finishRun(tables: MemoryTables, run: RunRecord, outcome: AttemptOutcome, now: number): RunRecord {
-  const base = withoutLease(run);
   switch (outcome.status) {
-    case 'retry':
-      return tables.writeRun(patch(base, { status: 'pending', attempt: run.attempt + 1, readyAt: outcome.readyAt, error: outcome.error }), now);
-    case 'released':
-      return tables.writeRun(patch(base, { status: 'pending', readyAt: now }), now);
+    case 'retry': {
+      const back = copyRun(run, OMIT_LEASE);
+      back.status = 'pending';
+      back.attempt = run.attempt + 1;
+      back.readyAt = outcome.readyAt;
+      back.error = outcome.error;
+      return tables.writeRun(back, now);
+    }
+    case 'released': {
+      const back = copyRun(run, OMIT_LEASE);
+      back.status = 'pending';
+      back.readyAt = now;
+      return tables.writeRun(back, now);
+    }
     default:
       return endRun(tables, run, outcome, now);
   }
@@ -232,41 +249,57 @@ function finishIndex(
 ): { run: RunRecord; index: IndexRecord } {
   const fanOut = run.fanOut;
   if (fanOut === undefined) throw new Error(`run ${run.id} has no fan-out`);
-  const base = withoutLease(index);
   const active = fanOut.active - 1;
+  const counted = copyRun(run, KEEP);
   switch (outcome.status) {
     case 'succeeded': {
-      const { error: _previous, ...clean } = base;
-      const done = tables.putIndex(patch(clean, { status: 'succeeded', finishedAt: now }));
-      const counts = { ...fanOut, active, succeeded: fanOut.succeeded + 1 };
+      const done = copyIndex(index, OMIT_LEASE | OMIT_ERROR);
+      done.status = 'succeeded';
+      done.finishedAt = now;
+      tables.putIndex(done);
+      counted.fanOut = fanOutCounts(fanOut, active, fanOut.succeeded + 1, fanOut.failed);
       const next =
-        counts.succeeded >= counts.completions
-          ? endRun(tables, patch(run, { fanOut: counts }), { status: 'succeeded' }, now)
-          : writeFanOut(tables, patch(run, { fanOut: counts }), now);
+        counted.fanOut.succeeded >= counted.fanOut.completions
+          ? endRun(tables, counted, { status: 'succeeded' }, now)
+          : writeFanOut(tables, counted, now);
       return { run: next, index: done };
     }
     case 'released': {
-      const back = tables.putIndex(patch(base, { status: 'pending', readyAt: now }));
-      return { run: writeFanOut(tables, patch(run, { fanOut: { ...fanOut, active } }), now), index: back };
+      const back = copyIndex(index, OMIT_LEASE);
+      back.status = 'pending';
+      back.readyAt = now;
+      tables.putIndex(back);
+      counted.fanOut = fanOutCounts(fanOut, active, fanOut.succeeded, fanOut.failed);
+      return { run: writeFanOut(tables, counted, now), index: back };
     }
     default: {
-      const counts = { ...fanOut, active, failed: fanOut.failed + 1 };
-      if (outcome.status === 'retry' && counts.failed <= counts.retryLimit) {
-        const back = tables.putIndex(patch(base, { status: 'pending', attempt: index.attempt + 1, readyAt: outcome.readyAt, error: outcome.error }));
-        return { run: writeFanOut(tables, patch(run, { fanOut: counts }), now), index: back };
+      counted.fanOut = fanOutCounts(fanOut, active, fanOut.succeeded, fanOut.failed + 1);
+      if (outcome.status === 'retry' && counted.fanOut.failed <= counted.fanOut.retryLimit) {
+        const back = copyIndex(index, OMIT_LEASE);
+        back.status = 'pending';
+        back.attempt = index.attempt + 1;
+        back.readyAt = outcome.readyAt;
+        back.error = outcome.error;
+        tables.putIndex(back);
+        return { run: writeFanOut(tables, counted, now), index: back };
       }
-      const failed = tables.putIndex(patch(base, { status: 'failed', finishedAt: now, error: outcome.error }));
-      return { run: endRun(tables, patch(run, { fanOut: counts }), { status: 'failed', error: outcome.error }, now), index: failed };
+      const failed = copyIndex(index, OMIT_LEASE);
+      failed.status = 'failed';
+      failed.finishedAt = now;
+      failed.error = outcome.error;
+      tables.putIndex(failed);
+      return { run: endRun(tables, counted, { status: 'failed', error: outcome.error }, now), index: failed };
     }
   }
 }
 
 /** Writes an unfinished fan-out run after its index records: its status and `readyAt` follow from the indices. */
-function writeFanOut(tables: MemoryTables, draft: RunRecord, now: number): RunRecord {
+function writeFanOut(tables: MemoryTables, draft: Draft<RunRecord>, now: number): RunRecord {
   const waiting = nextWaitingIndex(draft, tables.indices(draft.id));
-  const running = (draft.fanOut?.active ?? 0) > 0;
+  draft.status = (draft.fanOut?.active ?? 0) > 0 ? 'running' : 'pending';
   // With no index waiting, `readyAt` keeps its last value (the run is not claimable then).
-  return tables.writeRun(patch(draft, { status: running ? 'running' : 'pending', readyAt: waiting?.readyAt ?? draft.readyAt }), now);
+  draft.readyAt = waiting?.readyAt ?? draft.readyAt;
+  return tables.writeRun(draft, now);
 }
 
 /** The plain run `input` leases, if it still does (a fan-out run is leased index by index). */
@@ -297,9 +330,4 @@ function ownedIndex(tables: MemoryTables, input: LeaseInput): { run: RunRecord; 
 function fencedOut(tables: MemoryTables, runId: string): FinishAttemptResult {
   const current = tables.run(runId);
   return current === undefined ? { ok: false } : { ok: false, run: current };
-}
-
-function withoutLease<T extends { readonly owner?: string; readonly leaseUntil?: number }>(record: T): Omit<T, 'owner' | 'leaseUntil'> {
-  const { owner: _owner, leaseUntil: _leaseUntil, ...rest } = record;
-  return rest;
 }

@@ -178,6 +178,51 @@ describe('stopping and writing outcomes under a slow or failing store', () => {
     expect((await inner.listRuns({ jobName: 'j' })).map((run) => run.status)).toEqual(['pending']);
   });
 
+  it('waits for a claim on its way when stop() is called, and gives the run back before resolving', async () => {
+    const inner = new MemoryStore();
+    let releaseClaim: () => void = () => {};
+    const claimHeld = new Promise<void>((resolve) => {
+      releaseClaim = resolve;
+    });
+    let reachedClaim: () => void = () => {};
+    const claimReached = new Promise<void>((resolve) => {
+      reachedClaim = resolve;
+    });
+    let stopped = false;
+    const writesAfterStop: string[] = [];
+    const slow = new Proxy(inner, {
+      get(target, property, receiver) {
+        const value = Reflect.get(target, property, receiver) as unknown;
+        if (typeof value !== 'function' || property === 'watch' || property === 'lock') return typeof value === 'function' ? value.bind(target) : value;
+        return async (...args: unknown[]) => {
+          if (stopped) writesAfterStop.push(String(property));
+          if (property === 'claimRun') {
+            reachedClaim();
+            await claimHeld; // the executor is inside claimRun when stop() is called
+          }
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    const { clock, scheduler } = harness({ store: slow as MemoryStore });
+    let started = 0;
+    scheduler.register({ name: 'j', schedule: { at: '2026-01-01T00:00:01Z' }, handler: () => void (started += 1) });
+    await scheduler.start();
+    const advancing = clock.advance('1s');
+    await claimReached;
+    const stopping = scheduler.stop().then(() => void (stopped = true));
+    // Turns of the event loop (not time): everything stop() waits for, except the claim, settles.
+    for (let turn = 0; turn < 20; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+    expect(stopped).toBe(false); // the claim may still succeed: stop() must see it through
+    releaseClaim();
+    await advancing;
+    await stopping;
+    expect(started).toBe(0);
+    expect(writesAfterStop).toEqual([]); // the run was given back before stop() resolved, not after
+    expect(await inner.listRuns({ jobName: 'j' })).toMatchObject([{ status: 'pending', attempt: 1 }]);
+    expect((await inner.listRuns({ jobName: 'j' }))[0]?.owner).toBeUndefined();
+  });
+
   it('keeps trying to record a finished attempt while it holds the lease, so the handler is not run again', async () => {
     const inner = new MemoryStore();
     let failFinish = true;

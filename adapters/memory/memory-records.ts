@@ -1,0 +1,99 @@
+/**
+ * How the memory store builds its job, run and index records. Records are replaced,
+ * never mutated once stored: a write copies the record it changes into a draft,
+ * field by field in one fixed order, and sets the changed fields on the draft
+ * before storing it. Not `{ ...record, key }`, `Object.assign` or a rest pattern to
+ * drop a field: V8 (Node 20) builds those on generic paths, 0.2 to 1 µs a record,
+ * while a literal of known fields takes a few tens of nanoseconds, and every run
+ * goes through several writes.
+ */
+import type { FanOutState, IndexRecord, JobRecord, RunRecord } from '../../src/store.js';
+
+/** A record being built: mutable until stored. */
+export type Draft<T> = { -readonly [K in keyof T]: T[K] };
+
+/** Fields `copyRun` and `copyIndex` leave out (combine with `|`). */
+export const KEEP = 0;
+/** `owner` and `leaseUntil`. */
+export const OMIT_LEASE = 1;
+export const OMIT_ERROR = 2;
+
+/**
+ * A copy of `run` to change, without the fields `omit` names. Every field of
+ * `RunRecord` is copied here except `pendingUntil`, which every write of a run sets
+ * afresh (`MemoryTables.writeRun`).
+ */
+export function copyRun(run: RunRecord, omit: number): Draft<RunRecord> {
+  const draft: Draft<RunRecord> = {
+    id: run.id,
+    jobName: run.jobName,
+    scheduledAt: run.scheduledAt,
+    trigger: run.trigger,
+    status: run.status,
+    attempt: run.attempt,
+    createdAt: run.createdAt,
+    readyAt: run.readyAt,
+    fence: run.fence,
+  };
+  if (run.startedAt !== undefined) draft.startedAt = run.startedAt;
+  if (run.finishedAt !== undefined) draft.finishedAt = run.finishedAt;
+  if (run.error !== undefined && (omit & OMIT_ERROR) === 0) draft.error = run.error;
+  if (run.data !== undefined) draft.data = run.data;
+  if ((omit & OMIT_LEASE) === 0) {
+    if (run.owner !== undefined) draft.owner = run.owner;
+    if (run.leaseUntil !== undefined) draft.leaseUntil = run.leaseUntil;
+  }
+  if (run.deadlineAt !== undefined) draft.deadlineAt = run.deadlineAt;
+  if (run.fanOut !== undefined) draft.fanOut = run.fanOut;
+  if (run.expiresAt !== undefined) draft.expiresAt = run.expiresAt;
+  return draft;
+}
+
+/** A copy of `index` to change, without the fields `omit` names. Every field of `IndexRecord` is copied here. */
+export function copyIndex(index: IndexRecord, omit: number): Draft<IndexRecord> {
+  const draft: Draft<IndexRecord> = {
+    runId: index.runId,
+    index: index.index,
+    status: index.status,
+    attempt: index.attempt,
+    readyAt: index.readyAt,
+    fence: index.fence,
+  };
+  if (index.startedAt !== undefined) draft.startedAt = index.startedAt;
+  if (index.finishedAt !== undefined) draft.finishedAt = index.finishedAt;
+  if (index.error !== undefined && (omit & OMIT_ERROR) === 0) draft.error = index.error;
+  if ((omit & OMIT_LEASE) === 0) {
+    if (index.owner !== undefined) draft.owner = index.owner;
+    if (index.leaseUntil !== undefined) draft.leaseUntil = index.leaseUntil;
+  }
+  return draft;
+}
+
+/** A copy of `job` to change. Every field of `JobRecord` is copied here. */
+export function copyJob(job: JobRecord): Draft<JobRecord> {
+  const draft: Draft<JobRecord> = {
+    name: job.name,
+    schedule: job.schedule,
+    timezone: job.timezone,
+    concurrencyPolicy: job.concurrencyPolicy,
+    history: job.history,
+    suspended: job.suspended,
+    createdAt: job.createdAt,
+    cursor: job.cursor,
+    succeeded: job.succeeded,
+    failed: job.failed,
+    skipped: job.skipped,
+    backfills: job.backfills,
+  };
+  if (job.startingDeadlineMs !== undefined) draft.startingDeadlineMs = job.startingDeadlineMs;
+  if (job.fanOut !== undefined) draft.fanOut = job.fanOut;
+  if (job.pendingTimeoutMs !== undefined) draft.pendingTimeoutMs = job.pendingTimeoutMs;
+  if (job.lastScheduleTime !== undefined) draft.lastScheduleTime = job.lastScheduleTime;
+  if (job.lastSuccessfulTime !== undefined) draft.lastSuccessfulTime = job.lastSuccessfulTime;
+  return draft;
+}
+
+/** A fan-out run's counts with new values. */
+export function fanOutCounts(fanOut: FanOutState, active: number, succeeded: number, failed: number): FanOutState {
+  return { completions: fanOut.completions, parallelism: fanOut.parallelism, retryLimit: fanOut.retryLimit, succeeded, failed, active };
+}
