@@ -233,15 +233,28 @@ export function decodeIndexReply(runId: string, value: unknown): IndexRecord | u
 
 const RUN_STATUSES: ReadonlySet<string> = new Set(['pending', 'running', 'succeeded', 'failed', 'cancelled']);
 
-/** A published message as a notification, or `undefined` when it is not one (hints may be dropped). */
-export function decodeNotification(message: string): StoreNotification | undefined {
+/**
+ * The notifications of one published message: a single one, or a JSON array of them
+ * in order (a batch of script calls publishes once, see `batchScript`). Entries that
+ * are not notifications are skipped: they are hints, and may be dropped.
+ */
+export function decodeNotifications(message: string): StoreNotification[] {
   let parsed: unknown;
   try {
     parsed = JSON.parse(message);
   } catch {
-    return undefined;
+    return [];
   }
-  if (parsed === null || typeof parsed !== 'object') return undefined;
+  const notifications: StoreNotification[] = [];
+  for (const entry of Array.isArray(parsed) ? (parsed as unknown[]) : [parsed]) {
+    const notification = notificationOf(entry);
+    if (notification !== undefined) notifications.push(notification);
+  }
+  return notifications;
+}
+
+function notificationOf(parsed: unknown): StoreNotification | undefined {
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return undefined;
   const { type, jobName, runId, readyAt, status } = parsed as Record<string, unknown>;
   if (typeof jobName !== 'string') return undefined;
   if (type === 'job-changed') return { type, jobName };

@@ -42,7 +42,12 @@ local function runKey(id) return P .. ':run:' .. id end
 local function indicesKey(id) return P .. ':indices:' .. id end
 local function waitingKey(id) return P .. ':waiting:' .. id end
 
-local function notify(message) redis.call('PUBLISH', EVENTS, cjson.encode(message)) end
+-- A batch (batchScript) collects its notifications here and publishes them as one message.
+local batchNotes = nil
+local function notify(message)
+  if batchNotes then batchNotes[#batchNotes + 1] = message
+  else redis.call('PUBLISH', EVENTS, cjson.encode(message)) end
+end
 
 local function hgetall(key)
   local flat = redis.call('HGETALL', key)
@@ -203,13 +208,13 @@ local function activeRuns(name)
   return active
 end
 
--- Creates a pending run from ARGV[base .. base + 5]: id, jobName, scheduledAt,
--- trigger, hasData ('1'/'0'), data (JSON); a fan-out run when its job has fanOut.
-local function insertRun(base, now)
-  local id, jobName = ARGV[base], ARGV[base + 1]
-  local run = { id = id, jobName = jobName, scheduledAt = ARGV[base + 2], trigger = ARGV[base + 3], status = 'pending',
+-- Creates a pending run from args[base .. base + 5] (the script's ARGV): id, jobName,
+-- scheduledAt, trigger, hasData ('1'/'0'), data (JSON); a fan-out run when its job has fanOut.
+local function insertRun(args, base, now)
+  local id, jobName = args[base], args[base + 1]
+  local run = { id = id, jobName = jobName, scheduledAt = args[base + 2], trigger = args[base + 3], status = 'pending',
     attempt = '1', createdAt = now, readyAt = now, fence = '0' }
-  if ARGV[base + 4] == '1' then run.data = ARGV[base + 5] end
+  if args[base + 4] == '1' then run.data = args[base + 5] end
   local fanOut = redis.call('HMGET', jobKey(jobName), 'fanCompletions', 'fanParallelism', 'fanRetryLimit')
   if fanOut[1] then
     run.completions, run.parallelism, run.retryLimit = fanOut[1], fanOut[2], fanOut[3]
@@ -349,4 +354,55 @@ end
 /** Builds a store script: the prelude, then the script's own body. */
 export function script(body: string): string {
   return `${PRELUDE}\n${body}`;
+}
+
+/**
+ * A script that can also run as a batch: `lua` is the lone script, `batch` runs the
+ * same body once per call in one invocation (see `batchScript`).
+ */
+export interface BatchableScript {
+  readonly lua: string;
+  readonly batch: string;
+}
+
+/**
+ * The batch variant of a script body. ARGV holds the calls one after another, each
+ * as its argument count followed by its arguments; the body runs once per call, in
+ * order, as a function whose parameter \`ARGV\` shadows the global (so the body reads
+ * its own call's arguments), under \`pcall\`, so that an error ends only its own
+ * call, with the writes it made before it kept, exactly as a lone script's error
+ * would. Returns one reply per call: the body's reply, \`false\` (nil) for none, or
+ * an error reply. The prelude runs once for the whole batch, and the notifications
+ * of all calls go out as one message, a JSON array in order, when the batch ends
+ * (subscribers get a script's publishes only after it ends anyway).
+ */
+export function batchScript(body: string): string {
+  return script(`
+local function call(ARGV)
+${body}
+end
+local replies, i = {}, 1
+batchNotes = {}
+while i <= #ARGV do
+  local argc = tonumber(ARGV[i])
+  local args = {}
+  for j = 1, argc do args[j] = ARGV[i + j] end
+  i = i + argc + 1
+  local ok, reply = pcall(call, args)
+  if not ok then
+    -- redis.call raises its error reply as a table; a Lua runtime error is a string.
+    if type(reply) ~= 'table' or not reply.err then reply = redis.error_reply(tostring(reply)) end
+  elseif reply == nil then
+    reply = false
+  end
+  replies[#replies + 1] = reply
+end
+if #batchNotes > 0 then redis.call('PUBLISH', EVENTS, cjson.encode(batchNotes)) end
+return replies
+`);
+}
+
+/** A script body as both its lone script and its batch variant. */
+export function batchable(body: string): BatchableScript {
+  return { lua: script(body), batch: batchScript(body) };
 }

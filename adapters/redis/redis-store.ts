@@ -48,7 +48,7 @@ import {
   decodeIndex,
   decodeIndexReply,
   decodeJob,
-  decodeNotification,
+  decodeNotifications,
   decodeRun,
   decodeRunOrUndefined,
   decodeRuns,
@@ -60,9 +60,11 @@ import {
   optional,
   upsertArgs,
 } from './codec.js';
+import { ScriptBatcher } from './batcher.js';
 import { closeClient, hashTag, ScriptRunner, type RedisClient } from './connection.js';
 import { parseStoreOptions, type RedisStoreOptions } from './options.js';
 import { LOCK_SCRIPTS } from './lock-scripts.js';
+import type { BatchableScript } from './lua-prelude.js';
 import { RedisLock } from './redis-lock.js';
 import * as runLua from './run-scripts.js';
 import * as lua from './scripts.js';
@@ -85,6 +87,7 @@ export class RedisStore implements Store {
   readonly #tag: string;
   readonly #channel: string;
   readonly #scripts: ScriptRunner;
+  readonly #batcher: ScriptBatcher;
   readonly #listeners = new Set<Listener>();
   /** The dedicated pub/sub connection, open while someone watches. */
   #subscriber: RedisClient | undefined;
@@ -114,6 +117,7 @@ export class RedisStore implements Store {
     // Scripts publish on a channel named after KEYS[1], which ioredis gives the client's `keyPrefix`; channels it does not.
     this.#channel = `${this.#client.options.keyPrefix ?? ''}${this.#tag}:events`;
     this.#scripts = new ScriptRunner(this.#client);
+    this.#batcher = new ScriptBatcher({ run: (script, args) => this.#run(script, args) });
   }
 
   /** Loads the scripts and checks the key layout version (idempotent, safe to race). */
@@ -177,7 +181,7 @@ export class RedisStore implements Store {
   async scheduleRun(input: ScheduleRunInput): Promise<ScheduleRunResult> {
     const run = input.run === undefined ? ['0'] : ['1', ...newRunArgs(input.run)];
     const reply = asArray(
-      await this.#run(lua.SCHEDULE_RUN, [input.jobName, num(input.expectedCursor), num(input.cursor), num(input.now), ...run]),
+      await this.#batched(lua.SCHEDULE_RUN, [input.jobName, num(input.expectedCursor), num(input.cursor), num(input.now), ...run]),
       'scheduleRun reply',
     );
     const [outcome, job, third, fourth] = reply;
@@ -199,7 +203,7 @@ export class RedisStore implements Store {
   }
 
   async createRun(input: CreateRunInput): Promise<CreateRunResult> {
-    const [outcome, run] = asArray(await this.#run(lua.CREATE_RUN, [num(input.now), ...newRunArgs(input.run)]), 'createRun reply');
+    const [outcome, run] = asArray(await this.#batched(lua.CREATE_RUN, [num(input.now), ...newRunArgs(input.run)]), 'createRun reply');
     if (outcome === 'missing-job') return { outcome };
     if (outcome === 'created' || outcome === 'exists') return { outcome, run: decodeRun(run) };
     throw new Error(`tickwork redis store: unexpected createRun outcome ${String(outcome)}`);
@@ -212,7 +216,7 @@ export class RedisStore implements Store {
 
   async scheduleBackfillRun(input: ScheduleBackfillRunInput): Promise<ScheduleBackfillRunResult> {
     const [outcome, job, run] = asArray(
-      await this.#run(lua.SCHEDULE_BACKFILL_RUN, [
+      await this.#batched(lua.SCHEDULE_BACKFILL_RUN, [
         input.jobName,
         input.backfillId,
         num(input.expectedNext),
@@ -248,7 +252,7 @@ export class RedisStore implements Store {
   }
 
   async claimRun(input: ClaimRunInput): Promise<Claim | undefined> {
-    const reply = await this.#run(runLua.CLAIM_RUN, [
+    const reply = await this.#batched(runLua.CLAIM_RUN, [
       input.runId,
       input.owner,
       num(input.now),
@@ -263,7 +267,7 @@ export class RedisStore implements Store {
 
   async renewLease(input: RenewLeaseInput): Promise<RenewLeaseResult> {
     const [ok, status] = asArray(
-      await this.#run(runLua.RENEW_LEASE, [
+      await this.#batched(runLua.RENEW_LEASE, [
         input.runId,
         input.owner,
         num(input.fence),
@@ -280,7 +284,7 @@ export class RedisStore implements Store {
   async finishAttempt(input: FinishAttemptInput): Promise<FinishAttemptResult> {
     const { outcome } = input;
     const [ok, after, index] = asArray(
-      await this.#run(runLua.FINISH_ATTEMPT, [
+      await this.#batched(runLua.FINISH_ATTEMPT, [
         input.runId,
         input.owner,
         num(input.fence),
@@ -360,6 +364,11 @@ export class RedisStore implements Store {
     return this.#scripts.run(script, [this.#tag], args);
   }
 
+  /** A hot script's call, coalesced with concurrent calls of the same script (see `batcher.ts`). */
+  #batched(script: BatchableScript, args: readonly string[]): Promise<unknown> {
+    return this.#batcher.call(script, args);
+  }
+
   #ensureSubscriber(): void {
     if (this.#subscriber !== undefined || this.#closed) return;
     const subscriber = this.#client.duplicate();
@@ -368,8 +377,7 @@ export class RedisStore implements Store {
     subscriber.on('error', () => {});
     subscriber.on('message', (channel: string, message: string) => {
       if (channel !== this.#channel) return;
-      const notification = decodeNotification(message);
-      if (notification !== undefined) this.#dispatch(notification);
+      for (const notification of decodeNotifications(message)) this.#dispatch(notification);
     });
     subscriber.subscribe(this.#channel).catch(() => {});
   }

@@ -3,13 +3,13 @@
  * two expiry sweeps (pending timeout, history TTL). Each is one atomic step; the
  * conventions and shared helpers are in `lua-prelude.ts`.
  */
-import { script } from './lua-prelude.js';
+import { batchable, script } from './lua-prelude.js';
 
 /**
  * ARGV: runId, owner, now, leaseUntil, deadlineAt ('' when none).
  * Returns { run, index | nil } (index: { index, recordJson }), or nil when nothing is claimable.
  */
-export const CLAIM_RUN = script(`
+export const CLAIM_RUN = batchable(`
 local id, owner, now, leaseUntil, deadlineAt = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local run = hgetall(runKey(id))
 if not run or not claimable(run) then return false end
@@ -46,7 +46,7 @@ return { flat(run), indexReply(index, record) }
 `);
 
 /** ARGV: runId, owner, fence, now, leaseUntil, index ('' for a plain run). Returns { '1' } or { '0', status | '' }. */
-export const RENEW_LEASE = script(`
+export const RENEW_LEASE = batchable(`
 local id, owner, fence, leaseUntil, index = ARGV[1], ARGV[2], ARGV[3], ARGV[5], ARGV[6]
 if index == '' then
   local run = hgetall(runKey(id))
@@ -73,7 +73,7 @@ return { '1' }
  * errorJson, retryReadyAt, index ('' for a plain run).
  * Returns { '1', run, index | nil } or { '0', run | {} }.
  */
-export const FINISH_ATTEMPT = script(`
+export const FINISH_ATTEMPT = batchable(`
 local id, owner, fence, now, outcome, errorJson, retryAt, index =
   ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8]
 local run = hgetall(runKey(id))
@@ -195,5 +195,6 @@ return deleted
 
 /** Every run script, for `init()` to load. */
 export const RUN_SCRIPTS: readonly string[] = [
-  CLAIM_RUN, RENEW_LEASE, FINISH_ATTEMPT, RECOVER_EXPIRED_RUNS, EXPIRE_PENDING_RUNS, DELETE_EXPIRED_RUNS,
+  ...[CLAIM_RUN, RENEW_LEASE, FINISH_ATTEMPT].flatMap(({ lua, batch }) => [lua, batch]),
+  RECOVER_EXPIRED_RUNS, EXPIRE_PENDING_RUNS, DELETE_EXPIRED_RUNS,
 ];

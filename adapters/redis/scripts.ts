@@ -4,7 +4,7 @@
  * conventions they follow and the helpers they share are in `lua-prelude.ts`; the
  * scripts that execute runs are in `run-scripts.ts`.
  */
-import { script } from './lua-prelude.js';
+import { batchable, script } from './lua-prelude.js';
 import { RUN_SCRIPTS } from './run-scripts.js';
 
 /** Records the layout version on first use and returns the stored one. */
@@ -106,7 +106,7 @@ return jobReply(name)
  * (id, jobName, scheduledAt, trigger, hasData, data).
  * Returns { outcome, job, run | activeIds, cancelled }.
  */
-export const SCHEDULE_RUN = script(`
+export const SCHEDULE_RUN = batchable(`
 local name, expected, cursor, now = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local key = jobKey(name)
 if redis.call('EXISTS', key) == 0 then return { 'conflict' } end
@@ -139,17 +139,17 @@ if policy == 'Replace' then
     table.insert(cancelled, flat(run))
   end
 end
-local run = insertRun(6, now)
+local run = insertRun(ARGV, 6, now)
 advance()
 return { 'created', jobReply(name), flat(run), cancelled }
 `);
 
 /** ARGV: now, then the run (id, jobName, scheduledAt, trigger, hasData, data). Returns { outcome, run }. */
-export const CREATE_RUN = script(`
+export const CREATE_RUN = batchable(`
 local now, id, jobName = ARGV[1], ARGV[2], ARGV[3]
 if redis.call('EXISTS', jobKey(jobName)) == 0 then return { 'missing-job' } end
 if redis.call('EXISTS', runKey(id)) == 1 then return { 'exists', runReply(id) } end
-return { 'created', flat(insertRun(2, now)) }
+return { 'created', flat(insertRun(ARGV, 2, now)) }
 `);
 
 /** ARGV: jobName, encoded range (\`next to id\`). Returns the job, or nil. */
@@ -166,7 +166,7 @@ return jobReply(name)
  * the run (id, jobName, scheduledAt, trigger, hasData, data).
  * Returns { outcome, job, run }.
  */
-export const SCHEDULE_BACKFILL_RUN = script(`
+export const SCHEDULE_BACKFILL_RUN = batchable(`
 local name, backfillId, expectedNext, nextTick, now = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local key = jobKey(name)
 if redis.call('EXISTS', key) == 0 then return { 'conflict' } end
@@ -184,7 +184,7 @@ if nextTick == '' then redis.call('LPOP', backfillsKey(name))
 else redis.call('LSET', backfillsKey(name), 0, nextTick .. ' ' .. firstTo .. ' ' .. firstId) end
 local runId = ARGV[6]
 if redis.call('EXISTS', runKey(runId)) == 1 then return { 'exists', jobReply(name), runReply(runId) } end
-return { 'created', jobReply(name), flat(insertRun(6, now)) }
+return { 'created', jobReply(name), flat(insertRun(ARGV, 6, now)) }
 `);
 
 /**
@@ -229,6 +229,7 @@ return runs
 
 /** Every store script, for `init()` to load. */
 export const STORE_SCRIPTS: readonly string[] = [
-  INIT, UPSERT_JOBS, GET_JOB, LIST_JOBS, REMOVE_JOB, SET_SUSPENDED, SCHEDULE_RUN, CREATE_RUN, ADD_BACKFILL,
-  SCHEDULE_BACKFILL_RUN, FIND_READY_RUNS, LIST_RUNS, ...RUN_SCRIPTS,
+  INIT, UPSERT_JOBS, GET_JOB, LIST_JOBS, REMOVE_JOB, SET_SUSPENDED, ADD_BACKFILL, FIND_READY_RUNS, LIST_RUNS,
+  ...[SCHEDULE_RUN, CREATE_RUN, SCHEDULE_BACKFILL_RUN].flatMap(({ lua, batch }) => [lua, batch]),
+  ...RUN_SCRIPTS,
 ];
