@@ -181,25 +181,36 @@ export class PlanLoop {
 
   /**
    * Plans every job due now, up to `PLAN_CONCURRENCY` jobs at a time: a tick that
-   * 100 jobs share costs one store round-trip of latency, not 100 in a row. Each job
-   * is planned by one task at a time (it left the heap), so its steps stay in order.
+   * 100 jobs share costs a store round-trip or two of latency, not 100 in a row. A
+   * pool, not rounds: a freed place takes the next due job at once rather than
+   * waiting for the slowest job of its round. Each job is planned by one task at a
+   * time (it left the heap), so its steps stay in order.
    */
   async #planDue(): Promise<void> {
-    while (this.#leaseValid()) {
-      const due: [string, PlannedJob][] = [];
-      const now = this.#rt.clock.now();
-      while (due.length < PLAN_CONCURRENCY) {
-        const dueAt = this.#heap.peekKey();
-        if (dueAt === undefined || dueAt > now) break;
-        const name = this.#heap.pop() as string;
-        const job = this.#jobs.get(name);
-        if (job === undefined || job.dueAt !== dueAt) continue; // a stale heap entry
-        job.dueAt = undefined;
-        due.push([name, job]);
-      }
-      if (due.length === 0) return;
-      await Promise.all(due.map(([name, job]) => this.#planJob(name, job)));
+    const planners: Promise<void>[] = [];
+    for (let due = this.#nextDue(); due !== undefined; due = planners.length < PLAN_CONCURRENCY ? this.#nextDue() : undefined) {
+      planners.push(this.#planFrom(due));
     }
+    await Promise.all(planners);
+  }
+
+  /** Plans `first`, then each job that is due next, until none is. */
+  async #planFrom(first: [string, PlannedJob]): Promise<void> {
+    for (let due: [string, PlannedJob] | undefined = first; due !== undefined; due = this.#nextDue()) await this.#planJob(...due);
+  }
+
+  /** Takes the earliest job that is due now off the heap. */
+  #nextDue(): [string, PlannedJob] | undefined {
+    if (!this.#leaseValid()) return undefined;
+    const now = this.#rt.clock.now();
+    for (let dueAt = this.#heap.peekKey(); dueAt !== undefined && dueAt <= now; dueAt = this.#heap.peekKey()) {
+      const name = this.#heap.pop() as string;
+      const job = this.#jobs.get(name);
+      if (job === undefined || job.dueAt !== dueAt) continue; // a stale heap entry
+      job.dueAt = undefined;
+      return [name, job];
+    }
+    return undefined;
   }
 
   /** A heartbeat stuck behind a slow store cannot renew: planning stops the moment the lease may have passed on. */
