@@ -65,7 +65,11 @@ export interface RunContext<Data extends JsonValue = JsonValue> {
   /** The job's `completions` when the run was created (1 for a plain run). */
   readonly completions: number;
   readonly trigger: RunTrigger;
-  /** Aborted on Replace, timeout, lost lease and `stop({ abort: true })`; `signal.reason` is a `RunAbortedError`. */
+  /**
+   * Aborted on Replace, timeout, lost lease and `stop({ abort: true })`; `signal.reason` is a `RunAbortedError`.
+   * Built on first read (a getter, so handlers that never read it pay nothing); copying
+   * the context with a spread leaves it out: pass `ctx.signal` itself.
+   */
   readonly signal: AbortSignal;
   /** The job's `data`, or the manual trigger's. */
   readonly data: Data | undefined;
