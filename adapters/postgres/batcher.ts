@@ -23,12 +23,9 @@
  *   one another. (The order can still disagree with a lone operation's, e.g. a sweep
  *   locking several jobs in lease order, or with a job whose name is another job's
  *   name plus a dot; Postgres then aborts one side and the fallback below re-sends.)
- * - In flight. At most `maxInFlight` statements per lane. A call that finds a free
- *   slot goes out in the same tick (with whatever else arrived in that tick), so a
- *   lone call waits for nothing; calls that find the lane busy queue and go out
- *   together when a statement returns.
- * - Size. At most `maxCalls` calls (one output column each; Postgres allows 1,664)
- *   and `maxParams` parameters (the protocol allows 65,535) per statement.
+ * - In flight and size: see `Coalescer` (src/coalescer.ts). At most `maxCalls`
+ *   calls (one output column each; Postgres allows 1,664) and `maxParams`
+ *   parameters (the protocol allows 65,535) per statement.
  * - Failure. A statement the server rejects was rolled back whole, so each of its
  *   calls is re-sent alone and its caller gets that statement's result or error,
  *   exactly as without batching: one bad call cannot fail the others. A failure
@@ -39,6 +36,7 @@
  *   rolled back, and is re-sent (at most `deadlockRetries` times) before its caller
  *   sees the error.
  */
+import { Coalescer, type Pending } from '../../src/coalescer.js';
 
 /** One call of a SQL function: the fragment `schema.fn($1::text, ...)` and its parameters. */
 export interface SqlCall {
@@ -68,19 +66,6 @@ export interface BatcherOptions {
   readonly deadlockRetries?: number;
 }
 
-interface Pending {
-  readonly call: BatchableCall;
-  readonly resolve: (value: unknown) => void;
-  readonly reject: (error: unknown) => void;
-}
-
-interface Lane {
-  readonly queue: Pending[];
-  inFlight: number;
-  /** A flush is queued as a microtask (so calls made in the same tick travel together). */
-  scheduled: boolean;
-}
-
 const DEADLOCK_DETECTED = '40P01';
 
 /** The SQLSTATE of an error the server sent (node-postgres and PGlite both set `code` and `severity`). */
@@ -108,36 +93,24 @@ export function batchStatement(calls: readonly SqlCall[]): { text: string; param
 
 export class Batcher {
   readonly #send: SendStatement;
-  readonly #maxInFlight: number;
-  readonly #maxCalls: number;
-  readonly #maxParams: number;
   readonly #deadlockRetries: number;
-  readonly #lanes = new Map<string, Lane>();
+  readonly #coalescer: Coalescer<string, BatchableCall>;
 
   constructor(options: BatcherOptions) {
     this.#send = options.send;
-    this.#maxInFlight = options.maxInFlight ?? 2;
-    this.#maxCalls = options.maxCalls ?? 100;
-    this.#maxParams = options.maxParams ?? 10_000;
     this.#deadlockRetries = options.deadlockRetries ?? 2;
+    this.#coalescer = new Coalescer({
+      send: (_lane, batch) => this.#run(batch),
+      maxInFlight: options.maxInFlight ?? 2,
+      maxCalls: options.maxCalls ?? 100,
+      maxWeight: options.maxParams ?? 10_000,
+      weight: (call) => call.params.length,
+    });
   }
 
   /** Resolves the function's result, sent alone or together with other calls of its lane. */
   call(call: BatchableCall): Promise<unknown> {
-    let lane = this.#lanes.get(call.lane);
-    if (lane === undefined) {
-      lane = { queue: [], inFlight: 0, scheduled: false };
-      this.#lanes.set(call.lane, lane);
-    }
-    const promise = new Promise<unknown>((resolve, reject) => lane.queue.push({ call, resolve, reject }));
-    if (lane.inFlight < this.#maxInFlight && !lane.scheduled) {
-      lane.scheduled = true;
-      queueMicrotask(() => {
-        lane.scheduled = false;
-        this.#pump(lane);
-      });
-    }
-    return promise;
+    return this.#coalescer.call(call.lane, call);
   }
 
   /** Resolves the function's result, always in a statement of its own. */
@@ -152,37 +125,14 @@ export class Batcher {
     }
   }
 
-  /** Sends queued calls while the lane has free slots. */
-  #pump(lane: Lane): void {
-    while (lane.inFlight < this.#maxInFlight && lane.queue.length > 0) {
-      const batch = this.#take(lane.queue);
-      lane.inFlight += 1;
-      void this.#run(batch).finally(() => {
-        lane.inFlight -= 1;
-        this.#pump(lane);
-      });
-    }
-  }
-
-  /** The oldest queued calls that fit one statement, in key order (a stable sort keeps arrival order for ties). */
-  #take(queue: Pending[]): Pending[] {
-    let count = 0;
-    let params = 0;
-    while (count < queue.length && count < this.#maxCalls) {
-      const next = queue[count]!.call.params.length;
-      if (count > 0 && params + next > this.#maxParams) break;
-      params += next;
-      count += 1;
-    }
-    return queue.splice(0, count).sort((a, b) => (a.call.key < b.call.key ? -1 : a.call.key > b.call.key ? 1 : 0));
-  }
-
-  async #run(batch: Pending[]): Promise<void> {
+  async #run(batch: Pending<BatchableCall>[]): Promise<void> {
     if (batch.length === 1) {
       const [only] = batch;
       await this.alone(only!.call).then(only!.resolve, only!.reject);
       return;
     }
+    // Key order (a stable sort keeps arrival order for ties): locks are taken in one global order.
+    batch.sort((a, b) => (a.call.key < b.call.key ? -1 : a.call.key > b.call.key ? 1 : 0));
     let row: Record<string, unknown> | undefined;
     try {
       const { text, params } = batchStatement(batch.map((pending) => pending.call));
