@@ -4,6 +4,7 @@
  * `parseInput` turns a failed parse into a `ValidationError` naming field and value.
  */
 import { z } from 'zod';
+import type { Draft } from './draft.js';
 import { parseDuration } from './duration.js';
 import { cronProblem, cronSpec, isValidTimeZone } from './schedule/index.js';
 import type { ConcurrencyPolicy, FanOutSpec, HistoryLimits, JsonValue, ScheduleSpec } from './store.js';
@@ -179,9 +180,6 @@ export interface NormalizedRetry {
   readonly jitter: number;
 }
 
-/** A record under construction, before it is handed out as readonly. */
-export type Mutable<T> = { -readonly [K in keyof T]: T[K] };
-
 const NO_RETRY: NormalizedRetry = { limit: 0, initialDelayMs: 0, factor: 1, maxDelayMs: 0, jitter: 0 };
 
 function normalizeRetry(options: z.output<typeof retrySchema>): NormalizedRetry {
@@ -229,7 +227,7 @@ export function parseJobDefinition(input: JobDefinition<never> | JobDefinition):
           : { kind: 'every', everyMs: job.schedule.every, anchor: job.schedule.anchor };
   const retry = job.retry === undefined ? DEFAULT_RETRY : job.retry === false ? NO_RETRY : normalizeRetry(job.retry);
   const { succeeded, failed, ttl } = job.history;
-  const normalized: Mutable<NormalizedJob> = {
+  const normalized: Draft<NormalizedJob> = {
     name: job.name,
     schedule,
     timezone: job.timezone,

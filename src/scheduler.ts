@@ -10,6 +10,7 @@ import { hostname } from 'node:os';
 import { EventEmitter } from 'eventemitter3';
 import { MemoryStore } from '../adapters/memory/memory-store.js';
 import { systemClock, type Clock, type TimerHandle } from './clock.js';
+import type { Draft } from './draft.js';
 import { JobNotFoundError, TickworkError, ValidationError } from './errors.js';
 import { safeEmit, type SchedulerEvents } from './events.js';
 import { Executor } from './executor.js';
@@ -21,7 +22,6 @@ import {
   parseJobDefinition,
   schedulerOptionsSchema,
   triggerOptionsSchema,
-  type Mutable,
   type NormalizedJob,
 } from './options.js';
 import { PlanLoop } from './plan-loop.js';
@@ -298,7 +298,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     for (const batch of batchesOf(changed, UPSERT_BATCH)) {
       const now = clock.now();
       const inputs = batch.map(({ job, spec }): UpsertJobInput => {
-        const input: Mutable<UpsertJobInput> = { spec, now, initialCursor: initialCursor(job.schedule, now) };
+        const input: Draft<UpsertJobInput> = { spec, now, initialCursor: initialCursor(job.schedule, now) };
         if (job.suspend !== undefined) input.suspended = job.suspend;
         return input;
       });
@@ -327,7 +327,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
 }
 
 function toSpec(job: NormalizedJob): JobSpec {
-  const spec: Mutable<JobSpec> = {
+  const spec: Draft<JobSpec> = {
     name: job.name,
     schedule: job.schedule,
     timezone: job.timezone,

@@ -1,13 +1,12 @@
 /** Store records as the public API shows them: instants as `Date`s, internals left out. */
+import type { Draft } from './draft.js';
 import { defaultAnchor } from './planner.js';
 import type { JobRecord, RunRecord } from './store.js';
 import type { JobInfo, RunInfo } from './types.js';
 
-type Mutable<T> = { -readonly [K in keyof T]: T[K] };
-
 export function toRunInfo(run: RunRecord): RunInfo {
   // Field by field rather than conditional spreads: every run's events build one of these.
-  const info: Mutable<RunInfo> = {
+  const info: Draft<RunInfo> = {
     id: run.id,
     jobName: run.jobName,
     scheduledAt: new Date(run.scheduledAt),

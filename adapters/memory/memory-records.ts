@@ -7,10 +7,9 @@
  * while a literal of known fields takes a few tens of nanoseconds, and every run
  * goes through several writes.
  */
+import type { Draft } from '../../src/draft.js';
 import type { FanOutState, IndexRecord, JobRecord, RunRecord } from '../../src/store.js';
 
-/** A record being built: mutable until stored. */
-export type Draft<T> = { -readonly [K in keyof T]: T[K] };
 
 /** Fields `copyRun` and `copyIndex` leave out (combine with `|`). */
 export const KEEP = 0;

@@ -41,7 +41,8 @@ import type {
 } from '../../src/store.js';
 import { compareNewestFirst, compareOldestFirst, compareReadyOrder } from '../../src/store-rules.js';
 import { MemoryLock } from './memory-lock.js';
-import { copyJob, type Draft } from './memory-records.js';
+import type { Draft } from '../../src/draft.js';
+import { copyJob } from './memory-records.js';
 import { MemoryTables } from './memory-tables.js';
 import * as lifecycle from './run-lifecycle.js';
 

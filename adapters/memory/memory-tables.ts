@@ -7,7 +7,8 @@
  */
 import type { IndexRecord, JobRecord, RunRecord, StoreNotification } from '../../src/store.js';
 import { isClaimable, isFinished, pendingUntilFor } from '../../src/store-rules.js';
-import { copyRun, KEEP, type Draft } from './memory-records.js';
+import type { Draft } from '../../src/draft.js';
+import { copyRun, KEEP } from './memory-records.js';
 
 type Listener = (notification: StoreNotification) => void;
 

@@ -34,7 +34,8 @@ import {
   pruneHistory,
   type ExpiredLease,
 } from '../../src/store-rules.js';
-import { copyIndex, copyJob, copyRun, fanOutCounts, KEEP, OMIT_ERROR, OMIT_LEASE, type Draft } from './memory-records.js';
+import type { Draft } from '../../src/draft.js';
+import { copyIndex, copyJob, copyRun, fanOutCounts, KEEP, OMIT_ERROR, OMIT_LEASE } from './memory-records.js';
 import type { MemoryTables } from './memory-tables.js';
 
 /** How a run ends for good. */
