@@ -7,6 +7,7 @@ import type { ScheduleSpec } from '../store.js';
 import { parseCron } from './cron.js';
 import { CronSchedule } from './cron-schedule.js';
 import { IntervalSchedule } from './interval.js';
+import { Memo } from './memo.js';
 import { OneOffSchedule } from './one-off.js';
 import type { Schedule } from './types.js';
 import { ZoneCache } from './zone.js';
@@ -19,33 +20,21 @@ export type { ScheduleSpec } from '../store.js';
 // Registering 100,000 jobs validates and compiles each expression once, not twice per job.
 const zones = new ZoneCache();
 const MAX_EXPRESSIONS_KEPT = 10_000;
-const expressions = new Map<string, ReturnType<typeof parseCron>>();
+const expressions = new Memo(MAX_EXPRESSIONS_KEPT, parseCron);
 
 function parse(expression: string): ReturnType<typeof parseCron> {
-  let parsed = expressions.get(expression);
-  if (parsed === undefined) {
-    parsed = parseCron(expression);
-    if (expressions.size >= MAX_EXPRESSIONS_KEPT) expressions.clear();
-    expressions.set(expression, parsed);
-  }
-  return parsed;
+  return expressions.get(expression);
 }
-
-const cronSpecs = new Map<string, ScheduleSpec>();
 
 /**
  * The spec of a cron expression, one shared object per text: jobs on the same
  * expression then share their compiled schedule too (`ScheduleCache` looks specs up
  * by identity), so 100,000 jobs on one expression hold one spec and one schedule.
  */
+const cronSpecs = new Memo(MAX_EXPRESSIONS_KEPT, (expression: string): ScheduleSpec => Object.freeze({ kind: 'cron', expression }));
+
 export function cronSpec(expression: string): ScheduleSpec {
-  let spec = cronSpecs.get(expression);
-  if (spec === undefined) {
-    spec = Object.freeze({ kind: 'cron', expression });
-    if (cronSpecs.size >= MAX_EXPRESSIONS_KEPT) cronSpecs.clear();
-    cronSpecs.set(expression, spec);
-  }
-  return spec;
+  return cronSpecs.get(expression);
 }
 
 /** True when the time zone is known (IANA names, `UTC`, `Etc/GMT+5`, ...). */
