@@ -98,7 +98,7 @@ export interface KillScenarioResult {
 /**
  * Three processes a, b, c on one store. b runs `slow-kill` alone at first (a and c
  * register it on SIGUSR2, once b is mid-handler), is SIGKILLed mid-handler and
- * restarted 2 s later. Proves §6.1–6.4 from the log.
+ * restarted once a survivor has recovered its run (and at least 2 s later). Proves §6.1–6.4 from the log.
  */
 export async function killScenario(label: string, config: WorkerConfig, options: { killPlanner?: boolean } = {}): Promise<KillScenarioResult> {
   const h = new Harness(config);
@@ -135,15 +135,16 @@ export async function killScenario(label: string, config: WorkerConfig, options:
       .concat(...SHARED.map((job) => executions(h.lines, job)))
       .filter((e) => e.pid === b.pid && e.how === 'killed');
 
-    await sleep(2_000);
-    const b2 = h.spawn({ instance: 'b', jobs: [...SHARED, 'slow-kill'] });
-    await h.waitFor('b restarted', (l) => l.ev === 'ready' && l.pid === b2.pid, 20_000);
-
+    // The survivors recover b's run; b comes back only afterwards. A b restarted before the lease
+    // expired could take the planner lock and claim the run itself, and then no survivor proves recovery.
     const recovered = await h.waitFor(
       `recovery of ${String(slowStart.runId)}`,
       (l) => l.ev === 'start' && l.runId === slowStart.runId && l.pid !== b.pid && (l.attempt as number) > (slowStart.attempt as number),
       leaseMs * 4 + 5_000,
     );
+    await sleep(Math.max(0, killT + 2_000 - Date.now()));
+    const b2 = h.spawn({ instance: 'b', jobs: [...SHARED, 'slow-kill'] });
+    await h.waitFor('b restarted', (l) => l.ev === 'ready' && l.pid === b2.pid, 20_000);
     // Let the recovered attempt and the restarted b work for a while.
     const until = Math.max(steadyFrom + 12_000, recovered.t + 4_000);
     await sleep(Math.max(0, until - Date.now()));
