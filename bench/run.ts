@@ -2,9 +2,11 @@
  * `npm run bench [-- --only a,b] [-- --quick]`: runs every scenario (each library in its own
  * child process), then writes bench/results.json, bench/RESULTS.md and bench/lag.svg.
  * `--only` re-runs some scenarios and merges them into the previous results.json; `--render` only
- * re-renders RESULTS.md and lag.svg from results.json.
+ * re-renders RESULTS.md and lag.svg from results.json. tickwork is measured from its build
+ * (bench/lib/tickwork.ts), which this runs first (`npm run build`).
  * Scenarios: fire-lag, fire-lag-stores, throughput, idle, skip, catch-up, cron-maths, registration.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
@@ -12,7 +14,8 @@ import { Redis } from 'ioredis';
 import { runScenario, ROOT } from './lib/child.js';
 import { renderMarkdown, renderSvg, type Results } from './lib/report.js';
 import { DATABASE_URL, REDIS_URL, systemInfo } from './lib/sysinfo.js';
-import { summarize } from './lib/stats.js';
+import { postgresCpuMs, redisCpuMs } from './lib/server-cpu.js';
+import { sleep, summarize } from './lib/stats.js';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
@@ -70,8 +73,8 @@ interface LagChild {
   windowEnd: number;
 }
 
-/** Merges the reports of the processes of one lag measurement. */
-function mergeLag(children: LagChild[], processes: number) {
+/** Merges the reports of the processes of one lag measurement (`serverCpuMs`: the store server's CPU over the window). */
+function mergeLag(children: LagChild[], processes: number, serverCpuMs: number | undefined) {
   const first = children[0] as LagChild;
   const counts = new Map<string, number>();
   for (const child of children) for (const key of child.keys) counts.set(key, (counts.get(key) ?? 0) + 1);
@@ -96,6 +99,7 @@ function mergeLag(children: LagChild[], processes: number) {
     duplicates,
     ...summary,
     cpuMsPer1000: fires === 0 ? NaN : (cpu / fires) * 1000,
+    serverCpuMsPer1000: serverCpuMs === undefined || fires === 0 ? undefined : (serverCpuMs / fires) * 1000,
     quantiles,
   };
 }
@@ -105,15 +109,26 @@ async function lagRun(lib: string, store: string, processes: number, seconds: nu
   const lead = processes > 1 ? 9000 : 2500;
   const windowStart = Math.ceil((Date.now() + lead) / periodMs) * periodMs;
   const grace = lib === 'pgboss' ? 2000 : 3000; // pg-boss: the window is the whole minute after its one tick
-  const children = await Promise.all(
-    Array.from({ length: processes }, (_, role) =>
+  const [serverCpuMs, ...children] = await Promise.all([
+    serverCpuOver(store, windowStart, windowStart + seconds * 1000),
+    ...Array.from({ length: processes }, (_, role) =>
       runScenario<LagChild>(scenario('fire-lag'), {
         args: ['--lib', lib, '--store', store, '--ns', ns, '--seconds', String(seconds), '--window-start', String(windowStart), '--role', String(role), '--grace', String(grace), ...extra],
         timeoutMs: windowStart - Date.now() + seconds * 1000 + grace + 60_000,
       }),
     ),
-  );
-  return mergeLag(children.map((r) => r[0] as LagChild), processes);
+  ]);
+  return mergeLag(children.map((r) => r[0] as LagChild), processes, serverCpuMs);
+}
+
+/** CPU the store's server spent over the window (ms), read at its edges; undefined for the memory store. */
+async function serverCpuOver(store: string, windowStart: number, windowEnd: number): Promise<number | undefined> {
+  const read = store === 'redis' ? redisCpuMs : store === 'postgres' ? async () => postgresCpuMs() : undefined;
+  if (read === undefined) return undefined;
+  await sleep(windowStart - Date.now());
+  const before = await read();
+  await sleep(windowEnd - Date.now());
+  return (await read()) - before;
 }
 
 const scenarios: Record<string, (results: Results) => Promise<void>> = {
@@ -201,6 +216,8 @@ async function main(): Promise<void> {
     writeFileSync(`${ROOT}bench/lag.svg`, renderSvg(saved));
     return;
   }
+  log('npm run build');
+  execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
   const previous: Results = only !== undefined && existsSync(RESULTS_JSON) ? (JSON.parse(readFileSync(RESULTS_JSON, 'utf8')) as Results) : {};
   const results: Results = { ...previous, quick, only: only !== undefined || previous.only === true, system: await systemInfo() };
   const started = Date.now();

@@ -1,5 +1,6 @@
 /** The store a tickwork benchmark runs on, by kind, in its own namespace. */
 import type { Store } from '../../src/store.js';
+import { load } from './tickwork.js';
 
 export type StoreKind = 'memory' | 'redis' | 'postgres';
 
@@ -10,11 +11,11 @@ export function storeKindOf(value: string): StoreKind {
 
 export async function createStore(kind: StoreKind, namespace: string, urls: { redis: string; postgres: string }): Promise<Store | undefined> {
   if (kind === 'redis') {
-    const { RedisStore } = await import('../../adapters/redis/index.js');
+    const { RedisStore } = await load('tickwork/redis');
     return new RedisStore({ url: urls.redis, prefix: namespace });
   }
   if (kind === 'postgres') {
-    const { PostgresStore } = await import('../../adapters/postgres/index.js');
+    const { PostgresStore } = await load('tickwork/postgres');
     return new PostgresStore({ connectionString: urls.postgres, schema: namespace });
   }
   return undefined; // the scheduler's default MemoryStore

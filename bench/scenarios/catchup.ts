@@ -3,13 +3,14 @@
  * memory store and the system clock. Runs/s until the backlog is done, and heap (after GC)
  * sampled every tenth of the backlog: flat means memory does not grow with the backlog.
  */
-import { MemoryStore, Scheduler } from '../../src/index.js';
 import { arg, gc, report } from '../lib/stats.js';
+import { load } from '../lib/tickwork.js';
 
 const TICKS = Number(arg('ticks', '100000'));
 const LIMIT_MS = Number(arg('limit-ms', '120000'));
 
 async function main(): Promise<void> {
+  const { MemoryStore, Scheduler } = await load('tickwork');
   const store = new MemoryStore();
   const now = Date.now();
   const created = Math.floor(now / 1000) * 1000 - TICKS * 1000;

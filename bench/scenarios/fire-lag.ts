@@ -6,6 +6,7 @@
  * Peers on stores: `--lib bullmq` (Redis) and `--lib pgboss` (Postgres, minute ticks).
  */
 import { createStore, storeKindOf } from '../lib/store.js';
+import { load } from '../lib/tickwork.js';
 import { arg, cpuMs, FireLog, nextSecond, nowMs, report, sleep } from '../lib/stats.js';
 
 const lib = arg('lib', 'tickwork');
@@ -33,7 +34,7 @@ function fire(job: string, nominal: number): void {
 type Stop = () => Promise<void>;
 
 async function startTickwork(): Promise<Stop> {
-  const { Scheduler } = await import('../../src/index.js');
+  const { Scheduler } = await load('tickwork');
   const store = await createStore(storeKind, ns, { redis: REDIS_URL, postgres: DATABASE_URL });
   const scheduler = new Scheduler(store === undefined ? {} : { store });
   scheduler.on('error', (error) => process.stderr.write(`tickwork error: ${error.message}\n`));

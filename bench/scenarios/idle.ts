@@ -5,6 +5,7 @@
  * reported apart); heap and RSS per job after GC.
  */
 import { arg, cpuMs, memory, report, sleep } from '../lib/stats.js';
+import { load } from '../lib/tickwork.js';
 
 const lib = arg('lib', 'tickwork');
 const jobs = Number(arg('jobs', '100000'));
@@ -16,7 +17,7 @@ async function main(): Promise<void> {
   const noop = (): void => undefined;
   let stop: () => Promise<void> | void;
   // Load the library before the baseline so its code is not counted per job.
-  const { Scheduler } = await import('../../src/index.js');
+  const { Scheduler } = await load('tickwork');
   const { Cron } = await import('croner');
   const cron = (await import('node-cron')).default;
   const before = memory();

@@ -4,6 +4,7 @@
  * node-cron createTask() (created stopped). Time, and heap delta after GC with every job retained.
  */
 import { arg, memory, report } from '../lib/stats.js';
+import { load } from '../lib/tickwork.js';
 
 const lib = arg('lib', 'tickwork');
 const jobs = Number(arg('jobs', '10000'));
@@ -14,7 +15,7 @@ function pattern(i: number): string {
 
 async function main(): Promise<void> {
   const noop = (): void => undefined;
-  const { Scheduler } = await import('../../src/index.js');
+  const { Scheduler } = await load('tickwork');
   const { Cron } = await import('croner');
   const cron = (await import('node-cron')).default;
   // Warm up each library's code paths on a throwaway instance, so JIT work is not timed.

@@ -8,6 +8,7 @@
 import { createStore, storeKindOf } from '../lib/store.js';
 import { postgresCpuMs, redisCpuMs } from '../lib/server-cpu.js';
 import { arg, cpuMs, report, sleep } from '../lib/stats.js';
+import { load } from '../lib/tickwork.js';
 
 const lib = arg('lib', 'tickwork');
 const storeKind = storeKindOf(lib === 'bullmq' ? 'redis' : lib === 'pgboss' ? 'postgres' : arg('store', 'memory'));
@@ -51,7 +52,7 @@ interface Harness {
 }
 
 async function tickwork(): Promise<Harness> {
-  const { Scheduler } = await import('../../src/index.js');
+  const { Scheduler } = await load('tickwork');
   const store = await createStore(storeKind, ns, { redis: REDIS_URL, postgres: DATABASE_URL });
   const scheduler = new Scheduler(store === undefined ? {} : { store });
   scheduler.on('error', (error) => process.stderr.write(`tickwork error: ${error.message}\n`));

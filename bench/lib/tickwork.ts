@@ -1,0 +1,30 @@
+/**
+ * tickwork as its users run it: the built package (`npm run build` writes dist/, and
+ * `npm run bench` builds first), imported by its own name as an application would.
+ * Not the TypeScript source through the bench's loader: tsx compiles with `keepNames`,
+ * which wraps every named function a hot path creates in a helper call (about 8 % of a
+ * fire, measured). The peers are measured from their published JavaScript; so is tickwork.
+ *
+ * The types come from the source, because the type check runs before any build: the
+ * specifier is a `string`, so the compiler does not resolve it to dist/.
+ */
+import type * as Core from '../../src/index.js';
+import type * as Testing from '../../src/testing/index.js';
+import type * as Redis from '../../adapters/redis/index.js';
+import type * as Postgres from '../../adapters/postgres/index.js';
+
+interface Entries {
+  tickwork: typeof Core;
+  'tickwork/testing': typeof Testing;
+  'tickwork/redis': typeof Redis;
+  'tickwork/postgres': typeof Postgres;
+}
+
+export async function load<E extends keyof Entries>(entry: E): Promise<Entries[E]> {
+  const specifier: string = entry;
+  try {
+    return (await import(specifier)) as Entries[E];
+  } catch (error) {
+    throw new Error(`cannot load ${entry} from dist/: run \`npm run build\` first (npm run bench does)`, { cause: error });
+  }
+}
