@@ -65,6 +65,9 @@ function lagSection(title: string, list: any[] | undefined, targetP99: (store: s
       ...compare('CPU per 1,000 fires (ms, all processes)', tw.cpuMsPer1000, peerList('cpuMsPer1000'), (v) => f(v, 1),
         cpuVsCroner ? (() => { const c = peers.find((p) => p.lib === 'croner'); return c === undefined ? '' : `≤ croner's: ${mark(tw.cpuMsPer1000 <= c.cpuMsPer1000)}`; })() : ''),
     ];
+    if (tw.serverCpuMsPer1000 !== undefined) {
+      rowsOut.push(...compare(`${store === 'redis' ? 'Redis' : 'Postgres'} server CPU per 1,000 fires (ms)`, tw.serverCpuMsPer1000, peerList('serverCpuMsPer1000'), (v) => f(v, 1)));
+    }
     out += `**${store} store**, ${tw.processes} process${tw.processes > 1 ? 'es' : ''}, ${tw.jobs} jobs, ${tw.expected} expected fires\n\n${table(rowsOut)}\n`;
     if (peers.some((p) => p.periodMs === 60_000)) {
       out += '_pg-boss has no seconds field: its schedules have minute granularity, so it was measured on one minute tick of 100 jobs (100 expected fires), not on 20 one-second ticks; its lag comes from its cron timekeeper (due schedules are looked for on an interval: `cronWorkerIntervalSeconds` 5 s and `cronMonitorIntervalSeconds` 30 s by default) and from worker polling (`pollingIntervalSeconds`, 2 s by default), all defaults kept, its CPU per 1,000 fires by a minute of polling for only 100 fires. pg-boss passes no nominal time: its tick is the minute the handler started in._\n\n';
@@ -80,7 +83,9 @@ export function renderMarkdown(r: Results): string {
   out += '> **Noise.** The machine is shared (2 cores, other test suites running at the same time), so absolute numbers vary from run to run. ' +
     'Compare the **ratios**: tickwork and each peer are measured in the same run, one after the other, each in its own process. ' +
     'Ratios are tickwork ÷ peer: below 1 is better for times, lags, CPU and memory; above 1 is better for rates.\n\n';
-  out += 'Peers as their docs recommend for recurring jobs: croner `new Cron()`, node-cron `schedule()`, BullMQ `queue.upsertJobScheduler()` + `Worker`, pg-boss `schedule()` + `work()`.\n\n';
+  out += 'Peers as their docs recommend for recurring jobs: croner `new Cron()`, node-cron `schedule()`, BullMQ `queue.upsertJobScheduler()` + `Worker`, pg-boss `schedule()` + `work()`. ' +
+    'Every library runs as its users run it: the peers from their published JavaScript, tickwork from its build (`npm run build`, imported as `tickwork`), ' +
+    'except the pure functions the skip and cron-maths scenarios time directly (`plan()`, `compileSchedule()`), which are not exported and run from the source.\n\n';
   if (r.measuredAt !== undefined) {
     out += `Scenarios finished at (UTC): ${Object.entries(r.measuredAt as Record<string, string>).map(([k, v]) => `${k} ${v.slice(0, 16).replace('T', ' ')}`).join(' · ')}${r.only ? ' (some re-run alone with `--only`: compare ratios within a scenario, not across)' : ''}.\n\n`;
   }
@@ -88,7 +93,7 @@ export function renderMarkdown(r: Results): string {
 
   out += '## Fire lag\n\nlag = handler start − nominal tick time (sub-millisecond clock). 100 jobs firing every second; missed = expected (job, tick) pairs never run; duplicates = a (job, tick) pair run twice (across all processes). ' +
     'croner passes no nominal time to its callback: its tick is taken as the nearest whole second. ' +
-    'CPU per 1,000 fires = CPU of the scheduler process(es) over the window ÷ fires × 1,000 (stores: the server CPU is not included). ' +
+    'CPU per 1,000 fires = CPU of the scheduler process(es) over the window ÷ fires × 1,000; the store server\'s CPU over the same window is a row of its own (Redis `INFO cpu`; Postgres: its processes in /proc, a lower bound). ' +
     '"bare setTimeout (floor)" is no scheduler at all: one Node timer per job aimed at the next whole second, re-armed on each fire; it is what this machine allows any in-process scheduler.\n\n![lag distribution](lag.svg)\n\n';
   out += lagSection('Memory store (one process)', r['fire-lag'], () => 2, true);
   out += lagSection('Redis and Postgres stores (three processes on one store)', r['fire-lag-stores'], (store) => (store === 'redis' ? 15 : 25), false);
