@@ -77,15 +77,28 @@ export class ScheduleCache {
     return schedule;
   }
 
+  /** A record whose `schedule` object is new here (a store may read each record back from the wire): found by what defines it. */
   #compile(job: Pick<JobRecord, 'schedule' | 'timezone' | 'createdAt'>): Schedule {
     const anchor = defaultAnchor(job.createdAt);
-    const key = `${job.timezone} ${JSON.stringify(job.schedule)}${isUnanchored(job.schedule) ? ` @${anchor}` : ''}`;
+    const key = scheduleKey(job.schedule, job.timezone, anchor);
     let schedule = this.#compiled.get(key);
     if (schedule === undefined) {
       schedule = compileSchedule(job.schedule, job.timezone, anchor);
       this.#compiled.set(key, schedule);
     }
     return schedule;
+  }
+}
+
+/** What a compiled schedule depends on: a cron's zone, an unanchored `every`'s default anchor. */
+function scheduleKey(schedule: ScheduleSpec, timezone: string, defaultAnchor: number): string {
+  switch (schedule.kind) {
+    case 'cron':
+      return `cron ${timezone} ${schedule.expression}`;
+    case 'every':
+      return `every ${schedule.everyMs} @${schedule.anchor ?? defaultAnchor}`;
+    case 'at':
+      return `at ${schedule.at}`;
   }
 }
 

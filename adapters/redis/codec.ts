@@ -22,6 +22,8 @@ import type {
   UpsertJobInput,
   UpsertJobResult,
 } from '../../src/store.js';
+import type { Draft } from '../../src/draft.js';
+import { Memo } from '../../src/schedule/memo.js';
 
 /** A reply that does not have the shape a script promises: a bug or a foreign key, never user input. */
 function malformed(what: string): Error {
@@ -52,9 +54,10 @@ function required(map: Map<string, string>, field: string, what: string): string
   return value;
 }
 
-function optionalNumber<K extends string>(map: Map<string, string>, field: K): { [P in K]?: number } {
+/** Sets `record[field]` to the hash's number, when the hash has the field (an absent one stays absent). */
+function assignNumber<T extends object>(record: T, map: Map<string, string>, field: keyof T & string): void {
   const value = map.get(field);
-  return (value === undefined ? {} : { [field]: Number(value) }) as { [P in K]?: number };
+  if (value !== undefined) (record as Record<string, unknown>)[field] = Number(value);
 }
 
 /** A number as a script argument: JavaScript's decimal form, which Lua's `tonumber` reads exactly. */
@@ -119,23 +122,36 @@ export function encodeSpec(spec: JobSpec): string {
   return JSON.stringify(spec);
 }
 
+/**
+ * Job specs by their stored JSON, parsed once and frozen: every record of a job read
+ * back shares its spec's objects, as the memory store's records do, so the scheduler
+ * finds the job's compiled schedule by identity instead of rebuilding its key (a
+ * planned run reads its job back on every tick).
+ */
+const specs = new Memo<string, JobSpec>(100_000, (json) => freezeSpec(JSON.parse(json) as JobSpec));
+
+function freezeSpec(spec: JobSpec): JobSpec {
+  for (const value of Object.values(spec)) if (typeof value === 'object' && value !== null) Object.freeze(value);
+  return Object.freeze(spec);
+}
+
 /** A `jobReply` (`[HGETALL job, LRANGE backfills]`) as a record. */
 export function decodeJob(value: unknown): JobRecord {
   const [hash, backfills] = asArray(value, 'job');
   const map = fields(hash, 'job');
-  const spec = JSON.parse(required(map, 'spec', 'job')) as JobSpec;
-  return {
-    ...spec,
+  // Object.assign and assignments, not spreads (see adapters/memory/memory-records.ts).
+  const job: Draft<JobRecord> = Object.assign({}, specs.get(required(map, 'spec', 'job')), {
     suspended: map.get('suspended') === '1',
     createdAt: Number(required(map, 'createdAt', 'job')),
     cursor: Number(required(map, 'cursor', 'job')),
-    ...optionalNumber(map, 'lastScheduleTime'),
-    ...optionalNumber(map, 'lastSuccessfulTime'),
     succeeded: Number(map.get('succeeded') ?? 0),
     failed: Number(map.get('failed') ?? 0),
     skipped: Number(map.get('skipped') ?? 0),
     backfills: asArray(backfills, 'job backfills').map(decodeBackfill),
-  };
+  });
+  assignNumber(job, map, 'lastScheduleTime');
+  assignNumber(job, map, 'lastSuccessfulTime');
+  return job;
 }
 
 /** `UPSERT_JOBS`'s `{ created, job }` pairs as results: exactly `count` of them, or the reply is malformed. */
@@ -154,28 +170,24 @@ export function decodeRunOrUndefined(value: unknown): RunRecord | undefined {
   return decodeRun(value);
 }
 
-/** A fan-out run's shape and counts, kept as separate fields of the run's hash. */
-function decodeFanOut(map: Map<string, string>): { fanOut?: FanOutState } {
+/** A fan-out run's shape and counts, kept as separate fields of the run's hash; undefined for a plain run. */
+function decodeFanOut(map: Map<string, string>): FanOutState | undefined {
   const completions = map.get('completions');
-  if (completions === undefined) return {};
+  if (completions === undefined) return undefined;
   return {
-    fanOut: {
-      completions: Number(completions),
-      parallelism: Number(required(map, 'parallelism', 'run')),
-      retryLimit: Number(required(map, 'retryLimit', 'run')),
-      succeeded: Number(required(map, 'fanSucceeded', 'run')),
-      failed: Number(required(map, 'fanFailed', 'run')),
-      active: Number(required(map, 'fanActive', 'run')),
-    },
+    completions: Number(completions),
+    parallelism: Number(required(map, 'parallelism', 'run')),
+    retryLimit: Number(required(map, 'retryLimit', 'run')),
+    succeeded: Number(required(map, 'fanSucceeded', 'run')),
+    failed: Number(required(map, 'fanFailed', 'run')),
+    active: Number(required(map, 'fanActive', 'run')),
   };
 }
 
+/** A run's HGETALL reply as a record: its fields assigned one by one, the absent optional ones left out (no spreads). */
 export function decodeRun(value: unknown): RunRecord {
   const map = fields(value, 'run');
-  const error = map.get('error');
-  const data = map.get('data');
-  const owner = map.get('owner');
-  return {
+  const run: Draft<RunRecord> = {
     id: required(map, 'id', 'run'),
     jobName: required(map, 'jobName', 'run'),
     scheduledAt: Number(required(map, 'scheduledAt', 'run')),
@@ -184,18 +196,23 @@ export function decodeRun(value: unknown): RunRecord {
     attempt: Number(required(map, 'attempt', 'run')),
     createdAt: Number(required(map, 'createdAt', 'run')),
     readyAt: Number(required(map, 'readyAt', 'run')),
-    ...optionalNumber(map, 'startedAt'),
-    ...optionalNumber(map, 'finishedAt'),
-    ...(error === undefined ? {} : { error: JSON.parse(error) as RunError }),
-    ...(data === undefined ? {} : { data: JSON.parse(data) as JsonValue }),
-    ...(owner === undefined ? {} : { owner }),
-    ...optionalNumber(map, 'leaseUntil'),
     fence: Number(required(map, 'fence', 'run')),
-    ...optionalNumber(map, 'deadlineAt'),
-    ...decodeFanOut(map),
-    ...optionalNumber(map, 'pendingUntil'),
-    ...optionalNumber(map, 'expiresAt'),
   };
+  assignNumber(run, map, 'startedAt');
+  assignNumber(run, map, 'finishedAt');
+  const error = map.get('error');
+  if (error !== undefined) run.error = JSON.parse(error) as RunError;
+  const data = map.get('data');
+  if (data !== undefined) run.data = JSON.parse(data) as JsonValue;
+  const owner = map.get('owner');
+  if (owner !== undefined) run.owner = owner;
+  assignNumber(run, map, 'leaseUntil');
+  assignNumber(run, map, 'deadlineAt');
+  const fanOut = decodeFanOut(map);
+  if (fanOut !== undefined) run.fanOut = fanOut;
+  assignNumber(run, map, 'pendingUntil');
+  assignNumber(run, map, 'expiresAt');
+  return run;
 }
 
 export function decodeRuns(value: unknown): RunRecord[] {
@@ -207,21 +224,22 @@ export function decodeIndex(runId: string, index: unknown, value: unknown): Inde
   const parsed: unknown = JSON.parse(asString(value, 'index record'));
   if (parsed === null || typeof parsed !== 'object') throw malformed('index record');
   const map = new Map(Object.entries(parsed as Record<string, unknown>).map(([field, v]) => [field, asString(v, 'index record')]));
-  const error = map.get('error');
-  const owner = map.get('owner');
-  return {
+  const record: Draft<IndexRecord> = {
     runId,
     index: Number(asString(index, 'index')),
     status: required(map, 'status', 'index record') as IndexStatus,
     attempt: Number(required(map, 'attempt', 'index record')),
     readyAt: Number(required(map, 'readyAt', 'index record')),
-    ...optionalNumber(map, 'startedAt'),
-    ...optionalNumber(map, 'finishedAt'),
-    ...(error === undefined ? {} : { error: JSON.parse(error) as RunError }),
-    ...(owner === undefined ? {} : { owner }),
-    ...optionalNumber(map, 'leaseUntil'),
     fence: Number(required(map, 'fence', 'index record')),
   };
+  assignNumber(record, map, 'startedAt');
+  assignNumber(record, map, 'finishedAt');
+  const error = map.get('error');
+  if (error !== undefined) record.error = JSON.parse(error) as RunError;
+  const owner = map.get('owner');
+  if (owner !== undefined) record.owner = owner;
+  assignNumber(record, map, 'leaseUntil');
+  return record;
 }
 
 /** A script's `{ index, recordJson }` pair (or nil) as the index record of run `runId`. */

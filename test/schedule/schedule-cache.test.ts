@@ -33,3 +33,13 @@ it('anchors an unanchored every on each job’s own creation, even when the jobs
   expect(late.next(at('2026-01-01T00:00:30Z'))).toBe(at('2026-01-01T00:01:20Z'));
   expect(cache.of({ schedule, timezone: 'UTC', createdAt: at('2026-01-01T00:00:10.500Z') }).next(0)).toBe(early.next(0));
 });
+
+it('finds an every or at schedule by what defines it, whatever the time zone', () => {
+  const cache = new ScheduleCache();
+  const every = cache.of({ schedule: { kind: 'every', everyMs: 60_000, anchor: 5 }, timezone: 'UTC', createdAt: 1 });
+  expect(cache.of({ schedule: { kind: 'every', everyMs: 60_000, anchor: 5 }, timezone: 'Asia/Tokyo', createdAt: 2 })).toBe(every);
+  expect(cache.of({ schedule: { kind: 'every', everyMs: 30_000, anchor: 5 }, timezone: 'UTC', createdAt: 1 })).not.toBe(every);
+  const once = cache.of({ schedule: { kind: 'at', at: 1_000 }, timezone: 'UTC', createdAt: 1 });
+  expect(cache.of({ schedule: { kind: 'at', at: 1_000 }, timezone: 'Europe/Paris', createdAt: 9 })).toBe(once);
+  expect(once.next(0)).toBe(1_000);
+});
