@@ -94,7 +94,7 @@ export function renderMarkdown(r: Results): string {
   }
   if (r.failures !== undefined && Object.keys(r.failures).length > 0) out += `**Failed scenarios:** ${Object.entries(r.failures).map(([k, v]) => `${k}: ${v}`).join('; ')}\n\n`;
 
-  out += '## Fire lag\n\nlag = handler start − nominal tick time (sub-millisecond clock). 100 jobs firing every second; missed = expected (job, tick) pairs never run; duplicates = a (job, tick) pair run twice (across all processes). ' +
+  out += '## Fire lag\n\nlag = handler start − nominal tick time (sub-millisecond clock). 100 jobs firing every second, ' + (r.lagWarmUpSeconds > 0 ? `measured after ${r.lagWarmUpSeconds} s of firing (a running scheduler, not its first seconds of JIT compilation; the same for every library); ` : 'measured from the first tick; ') + 'missed = expected (job, tick) pairs never run; duplicates = a (job, tick) pair run twice (across all processes). ' +
     'croner passes no nominal time to its callback: its tick is taken as the nearest whole second. ' +
     'CPU per 1,000 fires = CPU of the scheduler process(es) over the window ÷ fires × 1,000; the store server\'s CPU over the same window is a row of its own (Redis `INFO cpu`; Postgres: its processes in /proc, a lower bound). ' +
     '"bare setTimeout (floor)" is no scheduler at all: one Node timer per job aimed at the next whole second, re-armed on each fire; it is what this machine allows any in-process scheduler.\n\n![lag distribution](lag.svg)\n\n';
