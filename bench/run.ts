@@ -25,7 +25,7 @@ const RESULTS_JSON = `${ROOT}bench/results.json`;
 
 const D = quick
   ? { lagSeconds: 4, storeLagSeconds: 4, lagWarmUpSeconds: 2, tpSeconds: 4, idleSeconds: 4, idleJobs: 100_000, catchUpTicks: 20_000, cronCount: 20_000, cronReps: 1, pgbossLag: false }
-  : { lagSeconds: 20, storeLagSeconds: 20, lagWarmUpSeconds: 10, tpSeconds: 20, idleSeconds: 20, idleJobs: 100_000, catchUpTicks: 100_000, cronCount: 100_000, cronReps: 2, pgbossLag: true };
+  : { lagSeconds: 20, storeLagSeconds: 20, lagWarmUpSeconds: 40, tpSeconds: 20, idleSeconds: 20, idleJobs: 100_000, catchUpTicks: 100_000, cronCount: 100_000, cronReps: 2, pgbossLag: true };
 
 const scenario = (name: string) => `bench/scenarios/${name}.ts`;
 const uid = () => randomBytes(4).toString('hex');
@@ -67,6 +67,8 @@ interface LagChild {
   duplicates: number;
   cpuMs: number;
   firesDuringCpuWindow: number;
+  warmUpCpuMs: number;
+  warmUpFires: number;
   jobs: number;
   periodMs: number;
   windowStart: number;
@@ -98,7 +100,8 @@ function mergeLag(children: LagChild[], processes: number, serverCpuMs: number |
     missed: expected - counts.size,
     duplicates,
     ...summary,
-    cpuMsPer1000: fires === 0 ? NaN : (cpu / fires) * 1000,
+    cpuMsPer1000: perThousand(cpu, fires),
+    warmUpCpuMsPer1000: perThousand(children.reduce((acc, c) => acc + c.warmUpCpuMs, 0), children.reduce((acc, c) => acc + c.warmUpFires, 0)),
     serverCpuMsPer1000: serverCpuMs === undefined || fires === 0 ? undefined : (serverCpuMs / fires) * 1000,
     quantiles,
   };
@@ -121,6 +124,10 @@ async function lagRun(lib: string, store: string, processes: number, seconds: nu
     ),
   ]);
   return mergeLag(children.map((r) => r[0] as LagChild), processes, serverCpuMs);
+}
+
+function perThousand(cpuMs: number, fires: number): number {
+  return fires === 0 ? NaN : (cpuMs / fires) * 1000;
 }
 
 /** CPU the store's server spent over the window (ms), read at its edges; undefined for the memory store. */

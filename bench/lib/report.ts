@@ -65,6 +65,9 @@ function lagSection(title: string, list: any[] | undefined, targetP99: (store: s
       ...compare('CPU per 1,000 fires (ms, all processes)', tw.cpuMsPer1000, peerList('cpuMsPer1000'), (v) => f(v, 1),
         cpuVsCroner ? (() => { const c = peers.find((p) => p.lib === 'croner'); return c === undefined ? '' : `≤ croner's: ${mark(tw.cpuMsPer1000 <= c.cpuMsPer1000)}`; })() : ''),
     ];
+    if (tw.warmUpCpuMsPer1000 !== undefined) {
+      rowsOut.push(...compare('CPU per 1,000 fires during the warm-up (ms, all processes)', tw.warmUpCpuMsPer1000, peerList('warmUpCpuMsPer1000'), (v) => f(v, 1)));
+    }
     if (tw.serverCpuMsPer1000 !== undefined) {
       rowsOut.push(...compare(`${store === 'redis' ? 'Redis' : 'Postgres'} server CPU per 1,000 fires (ms)`, tw.serverCpuMsPer1000, peerList('serverCpuMsPer1000'), (v) => f(v, 1)));
     }
@@ -94,7 +97,7 @@ export function renderMarkdown(r: Results): string {
   }
   if (r.failures !== undefined && Object.keys(r.failures).length > 0) out += `**Failed scenarios:** ${Object.entries(r.failures).map(([k, v]) => `${k}: ${v}`).join('; ')}\n\n`;
 
-  out += '## Fire lag\n\nlag = handler start − nominal tick time (sub-millisecond clock). 100 jobs firing every second, ' + (r.lagWarmUpSeconds > 0 ? `measured after ${r.lagWarmUpSeconds} s of firing (a running scheduler, not its first seconds of JIT compilation; the same for every library); ` : 'measured from the first tick; ') + 'missed = expected (job, tick) pairs never run; duplicates = a (job, tick) pair run twice (across all processes). ' +
+  out += '## Fire lag\n\nlag = handler start − nominal tick time (sub-millisecond clock). 100 jobs firing every second, ' + (r.lagWarmUpSeconds > 0 ? `measured after ${r.lagWarmUpSeconds} s of firing, the same for every library: the figures are a running scheduler's, not those of its first seconds, while V8 still compiles its hot code (a job that fires once a second calls it 100 times a second, so this takes tens of seconds; the warm-up's CPU is a row of its own); ` : 'measured from the first tick; ') + 'missed = expected (job, tick) pairs never run; duplicates = a (job, tick) pair run twice (across all processes). ' +
     'croner passes no nominal time to its callback: its tick is taken as the nearest whole second. ' +
     'CPU per 1,000 fires = CPU of the scheduler process(es) over the window ÷ fires × 1,000; the store server\'s CPU over the same window is a row of its own (Redis `INFO cpu`; Postgres: its processes in /proc, a lower bound). ' +
     '"bare setTimeout (floor)" is no scheduler at all: one Node timer per job aimed at the next whole second, re-armed on each fire; it is what this machine allows any in-process scheduler.\n\n![lag distribution](lag.svg)\n\n';
