@@ -14,7 +14,7 @@ import { Redis } from 'ioredis';
 import { runScenario, ROOT } from './lib/child.js';
 import { renderMarkdown, renderSvg, type Results } from './lib/report.js';
 import { DATABASE_URL, REDIS_URL, systemInfo } from './lib/sysinfo.js';
-import { postgresCpuMs, redisCpuMs } from './lib/server-cpu.js';
+import { serverCpuReader } from './lib/server-cpu.js';
 import { sleep, summarize } from './lib/stats.js';
 
 const argv = process.argv.slice(2);
@@ -102,7 +102,7 @@ function mergeLag(children: LagChild[], processes: number, serverCpuMs: number |
     ...summary,
     cpuMsPer1000: perThousand(cpu, fires),
     warmUpCpuMsPer1000: perThousand(children.reduce((acc, c) => acc + c.warmUpCpuMs, 0), children.reduce((acc, c) => acc + c.warmUpFires, 0)),
-    serverCpuMsPer1000: serverCpuMs === undefined || fires === 0 ? undefined : (serverCpuMs / fires) * 1000,
+    serverCpuMsPer1000: serverCpuMs === undefined ? undefined : perThousand(serverCpuMs, fires),
     quantiles,
   };
 }
@@ -132,7 +132,7 @@ function perThousand(cpuMs: number, fires: number): number {
 
 /** CPU the store's server spent over the window (ms), read at its edges; undefined for the memory store. */
 async function serverCpuOver(store: string, windowStart: number, windowEnd: number): Promise<number | undefined> {
-  const read = store === 'redis' ? redisCpuMs : store === 'postgres' ? async () => postgresCpuMs() : undefined;
+  const read = serverCpuReader(store);
   if (read === undefined) return undefined;
   await sleep(windowStart - Date.now());
   const before = await read();

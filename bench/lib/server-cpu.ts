@@ -48,3 +48,10 @@ export function postgresCpuMs(): number {
   }
   return found === 0 ? NaN : total;
 }
+
+/** How to read the CPU of a store's server (ms, cumulative); undefined for the memory store, which has none. */
+export function serverCpuReader(store: string): (() => Promise<number>) | undefined {
+  if (store === 'redis') return redisCpuMs;
+  if (store === 'postgres') return async () => postgresCpuMs();
+  return undefined;
+}

@@ -6,7 +6,7 @@
  * over the same window comes from Redis `INFO cpu` / Postgres /proc.
  */
 import { createStore, storeKindOf } from '../lib/store.js';
-import { postgresCpuMs, redisCpuMs } from '../lib/server-cpu.js';
+import { serverCpuReader } from '../lib/server-cpu.js';
 import { arg, cpuMs, report, sleep } from '../lib/stats.js';
 import { load } from '../lib/tickwork.js';
 
@@ -106,7 +106,7 @@ async function main(): Promise<void> {
   const harness = lib === 'bullmq' ? await bullmq() : lib === 'pgboss' ? await pgboss() : await tickwork();
   const producers = Array.from({ length: PRODUCERS }, () => producer(harness.send));
   await sleep(warmupMs);
-  const serverCpu = storeKind === 'redis' ? redisCpuMs : storeKind === 'postgres' ? async () => postgresCpuMs() : async () => NaN;
+  const serverCpu = serverCpuReader(storeKind) ?? (async () => NaN);
   const c0 = completed;
   const cpu0 = cpuMs();
   const s0 = await serverCpu();
