@@ -109,8 +109,9 @@ return jobReply(name)
 export const SCHEDULE_RUN = batchable(`
 local name, expected, cursor, now = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local key = jobKey(name)
-if redis.call('EXISTS', key) == 0 then return { 'conflict' } end
+-- Every job has a cursor: none means no job.
 local job = redis.call('HMGET', key, 'suspended', 'cursor', 'policy')
+if not job[2] then return { 'conflict' } end
 if job[1] == '1' or tonumber(job[2]) ~= tonumber(expected) then return { 'conflict', jobReply(name) } end
 local function advance() redis.call('HSET', key, 'cursor', cursor, 'lastScheduleTime', cursor) end
 if ARGV[5] ~= '1' then
@@ -123,7 +124,8 @@ if redis.call('EXISTS', runKey(runId)) == 1 then
   return { 'exists', jobReply(name), runReply(runId) }
 end
 local policy = job[3]
-local active = activeRuns(name)
+-- Allow creates the run whatever else is active: only the other policies read the active runs.
+local active = policy == 'Allow' and {} or activeRuns(name)
 local activeIds = {}
 for _, run in ipairs(active) do table.insert(activeIds, run.id) end
 if #active > 0 and policy == 'Forbid' then
