@@ -63,6 +63,8 @@ interface LagChild {
   lib: string;
   store: string;
   lags: number[];
+  /** tickwork on a store: tick → `run:created` in the planner process (empty elsewhere). */
+  createdLags: number[];
   keys: string[];
   duplicates: number;
   cpuMs: number;
@@ -87,6 +89,7 @@ function mergeLag(children: LagChild[], processes: number, serverCpuMs: number |
   const fires = children.reduce((acc, c) => acc + c.firesDuringCpuWindow, 0);
   const cpu = children.reduce((acc, c) => acc + c.cpuMs, 0);
   const summary = summarize(lags);
+  const createdLags = children.flatMap((c) => c.createdLags ?? []);
   const sorted = [...lags].sort((a, b) => a - b);
   const quantiles = Array.from({ length: 201 }, (_, i) => sorted[Math.min(sorted.length - 1, Math.floor((i / 200) * (sorted.length - 1)))] ?? NaN);
   return {
@@ -100,6 +103,7 @@ function mergeLag(children: LagChild[], processes: number, serverCpuMs: number |
     missed: expected - counts.size,
     duplicates,
     ...summary,
+    created: createdLags.length === 0 ? undefined : summarize(createdLags),
     cpuMsPer1000: perThousand(cpu, fires),
     warmUpCpuMsPer1000: perThousand(children.reduce((acc, c) => acc + c.warmUpCpuMs, 0), children.reduce((acc, c) => acc + c.warmUpFires, 0)),
     serverCpuMsPer1000: serverCpuMs === undefined ? undefined : perThousand(serverCpuMs, fires),
@@ -150,14 +154,15 @@ const scenarios: Record<string, (results: Results) => Promise<void>> = {
   },
   async 'fire-lag-stores'(results) {
     results['fire-lag-stores'] = [];
-    const runs: [string, string][] = [['tickwork', 'redis'], ['bullmq', 'redis'], ['tickwork', 'postgres']];
-    if (D.pgbossLag) runs.push(['pgboss', 'postgres']);
-    for (const [lib, store] of runs) {
+    // tickwork also alone (one process): what three processes on one store add to its lag.
+    const runs: [string, string, number][] = [['tickwork', 'redis', 3], ['tickwork', 'redis', 1], ['bullmq', 'redis', 3], ['tickwork', 'postgres', 3], ['tickwork', 'postgres', 1]];
+    if (D.pgbossLag) runs.push(['pgboss', 'postgres', 3]);
+    for (const [lib, store, processes] of runs) {
       const ns = store === 'redis' ? `bench-lag-${lib}-${uid()}` : `bench_lag_${lib}_${uid()}`;
-      log(`fire-lag-stores ${lib} ${store} (3 processes)`);
+      log(`fire-lag-stores ${lib} ${store} (${processes} process${processes > 1 ? 'es' : ''})`);
       try {
         // pg-boss ticks once a minute: one tick per job in a one-minute window.
-        results['fire-lag-stores'].push(await lagRun(lib, store, 3, lib === 'pgboss' ? 60 : D.storeLagSeconds, ns));
+        results['fire-lag-stores'].push(await lagRun(lib, store, processes, lib === 'pgboss' ? 60 : D.storeLagSeconds, ns));
       } finally {
         if (store === 'redis') await cleanRedis(ns);
         else await dropSchema(ns);

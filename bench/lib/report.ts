@@ -50,9 +50,11 @@ function lagSection(title: string, list: any[] | undefined, targetP99: (store: s
   const byStore = new Map<string, any[]>();
   for (const r of list) byStore.set(r.store, [...(byStore.get(r.store) ?? []), r]);
   for (const [store, rows] of byStore) {
-    const tw = rows.find((r) => r.lib === 'tickwork');
+    // tickwork's figures are those with the most processes; a one-process run beside them is a row of its own.
+    const tw = rows.filter((r) => r.lib === 'tickwork').sort((a, b) => b.processes - a.processes)[0];
     const peers = rows.filter((r) => r.lib !== 'tickwork');
     if (tw === undefined) continue;
+    const alone = tw.processes > 1 ? rows.find((r) => r.lib === 'tickwork' && r.processes === 1) : undefined;
     const target = targetP99(store);
     const minuteNote = (p: any) => (p.periodMs === 60_000 ? ' (minute ticks)' : '');
     const peerList = (key: string): [string, unknown, string?][] => peers.map((p) => [`${display(p.lib)}${minuteNote(p)}`, p[key]]);
@@ -71,7 +73,16 @@ function lagSection(title: string, list: any[] | undefined, targetP99: (store: s
     if (tw.serverCpuMsPer1000 !== undefined) {
       rowsOut.push(...compare(`${store === 'redis' ? 'Redis' : 'Postgres'} server CPU per 1,000 fires (ms)`, tw.serverCpuMsPer1000, peerList('serverCpuMsPer1000'), (v) => f(v, 1)));
     }
+    const p50p99 = (v: any) => `${f(v.p50, 2)} / ${f(v.p99, 2)}`;
+    if (tw.created !== undefined) rowsOut.push(...compare('tick → `run:created` in the planner, p50 / p99 (ms)', p50p99(tw.created), [], String));
+    if (alone !== undefined) {
+      rowsOut.push(...compare('tickwork alone (1 process): lag p50 / p99 (ms)', p50p99(alone), [], String));
+      if (alone.created !== undefined) rowsOut.push(...compare('tickwork alone (1 process): tick → `run:created`, p50 / p99 (ms)', p50p99(alone.created), [], String));
+    }
     out += `**${store} store**, ${tw.processes} process${tw.processes > 1 ? 'es' : ''}, ${tw.jobs} jobs, ${tw.expected} expected fires\n\n${table(rowsOut)}\n`;
+    if (tw.created !== undefined) {
+      out += '_A run\'s lag on a store is two steps: the planner has the store create it, then the store announces it and an instance claims and starts it. The `run:created` rows time the planner\'s side: from the tick until the planner has read the store\'s answer for the run (the announcement to the other instances leaves at the same moment, so one of them may start the run before the planner has read that answer). One process alone does both steps and loses no claim race, so its row shows what three processes add._\n\n';
+    }
     if (peers.some((p) => p.periodMs === 60_000)) {
       out += '_pg-boss has no seconds field: its schedules have minute granularity, so it was measured on one minute tick of 100 jobs (100 expected fires), not on 20 one-second ticks; its lag comes from its cron timekeeper (due schedules are looked for on an interval: `cronWorkerIntervalSeconds` 5 s and `cronMonitorIntervalSeconds` 30 s by default) and from worker polling (`pollingIntervalSeconds`, 2 s by default), all defaults kept, its CPU per 1,000 fires by a minute of polling for only 100 fires. pg-boss passes no nominal time: its tick is the minute the handler started in._\n\n';
       for (const p of peers.filter((peer) => peer.periodMs === 60_000 && peer.duplicates > 0)) {
@@ -102,7 +113,7 @@ export function renderMarkdown(r: Results): string {
     'CPU per 1,000 fires = CPU of the scheduler process(es) over the window ÷ fires × 1,000; the store server\'s CPU over the same window is a row of its own (Redis `INFO cpu`; Postgres: its processes in /proc, a lower bound). ' +
     '"bare setTimeout (floor)" is no scheduler at all: one Node timer per job aimed at the next whole second, re-armed on each fire; it is what this machine allows any in-process scheduler.\n\n![lag distribution](lag.svg)\n\n';
   out += lagSection('Memory store (one process)', r['fire-lag'], () => 2, true);
-  out += lagSection('Redis and Postgres stores (three processes on one store)', r['fire-lag-stores'], (store) => (store === 'redis' ? 15 : 25), false);
+  out += lagSection('Redis and Postgres stores (three processes on one store, and tickwork alone)', r['fire-lag-stores'], (store) => (store === 'redis' ? 15 : 25), false);
 
   out += '## Throughput\n\nAs many no-op runs as possible: 64 concurrent producers (tickwork `trigger()`, BullMQ `queue.add()`, pg-boss `send()`), at most 2,000 runs outstanding, one process, `maxConcurrentRuns` unlimited (BullMQ Worker concurrency 100; pg-boss `work()` with batchSize 500, polling every 0.5 s). Completed runs counted over the window after a 2 s warm-up. Store CPU = Redis `INFO cpu` delta / Postgres processes\' utime+stime from /proc (100 % = one core).\n\n';
   if (r.throughput !== undefined) {
@@ -203,7 +214,10 @@ const COLORS: Record<string, string> = { tickwork: '#d62728', croner: '#1f77b4',
 
 /** The lag distributions as CDFs on a log-scaled lag axis, one line per library and store. */
 export function renderSvg(r: Results): string {
-  const series = [...((r['fire-lag'] as any[]) ?? []), ...((r['fire-lag-stores'] as any[]) ?? [])].filter((s) => Array.isArray(s.quantiles));
+  // One line per library and store: tickwork's one-process store runs are in the tables only.
+  const series = [...((r['fire-lag'] as any[]) ?? []), ...((r['fire-lag-stores'] as any[]) ?? [])].filter(
+    (s) => Array.isArray(s.quantiles) && (s.store === 'memory' || s.processes > 1),
+  );
   const W = 940;
   const H = 460;
   const m = { l: 70, r: 290, t: 40, b: 55 };
