@@ -63,8 +63,8 @@ interface LagChild {
   lib: string;
   store: string;
   lags: number[];
-  /** tickwork on a store: tick → `run:created` in the planner process (empty elsewhere). */
-  createdLags: number[];
+  /** tickwork on a store: tick → `run:created` in the planner process (empty in the others; peers have none). */
+  createdLags?: number[];
   keys: string[];
   duplicates: number;
   cpuMs: number;
