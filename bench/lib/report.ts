@@ -110,7 +110,7 @@ export function renderMarkdown(r: Results): string {
 
   out += '## Fire lag\n\nlag = handler start − nominal tick time (sub-millisecond clock). 100 jobs firing every second, ' + (r.lagWarmUpSeconds > 0 ? `measured after ${r.lagWarmUpSeconds} s of firing, the same for every library: the figures are a running scheduler's, not those of its first seconds, while V8 still compiles its hot code (a job that fires once a second calls it 100 times a second, so this takes tens of seconds; the warm-up's CPU is a row of its own); ` : 'measured from the first tick; ') + 'missed = expected (job, tick) pairs never run; duplicates = a (job, tick) pair run twice (across all processes). ' +
     'croner passes no nominal time to its callback: its tick is taken as the nearest whole second. ' +
-    'CPU per 1,000 fires = CPU of the scheduler process(es) over the window ÷ fires × 1,000; the store server\'s CPU over the same window is a row of its own (Redis `INFO cpu`; Postgres: its processes in /proc, a lower bound). ' +
+    'CPU per 1,000 fires = CPU of the scheduler process(es) over the window ÷ fires × 1,000; the store server\'s CPU over the same window is a row of its own (Redis `INFO cpu`; Postgres: its processes in /proc, with the CPU of the backends that exited). ' +
     '"bare setTimeout (floor)" is no scheduler at all: one Node timer per job aimed at the next whole second, re-armed on each fire; it is what this machine allows any in-process scheduler.\n\n![lag distribution](lag.svg)\n\n';
   out += lagSection('Memory store (one process)', r['fire-lag'], () => 2, true);
   out += lagSection('Redis and Postgres stores (three processes on one store, and tickwork alone)', r['fire-lag-stores'], (store) => (store === 'redis' ? 15 : 25), false);

@@ -18,9 +18,11 @@ export async function redisCpuMs(): Promise<number> {
 const TICK_MS = 10; // USER_HZ is 100 on Linux
 
 /**
- * Sum of utime+stime of every process whose command is postgres (the server and its
- * backends). Backends that exit during the window take their CPU with them, so this is
- * a lower bound; NaN when /proc is not readable.
+ * CPU of every process whose command is postgres (the server and its backends): their
+ * own (utime + stime) and that of their children that exited (cutime + cstime). A
+ * backend that exits during a window leaves its CPU to the server's main process,
+ * which reaps it, so the sum does not drop when a connection closes. NaN when /proc is
+ * not readable.
  */
 export function postgresCpuMs(): number {
   let total = 0;
@@ -39,8 +41,8 @@ export function postgresCpuMs(): number {
       const comm = stat.slice(stat.indexOf('(') + 1, close);
       if (!comm.startsWith('postgres') && !comm.startsWith('postmaster')) continue;
       const fields = stat.slice(close + 2).split(' ');
-      // fields[0] is state (field 3); utime is field 14, stime field 15 → indexes 11, 12
-      total += (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+      // fields[0] is state (field 3); utime, stime, cutime, cstime are fields 14-17 → indexes 11-14
+      total += (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * TICK_MS;
       found += 1;
     } catch {
       /* the process exited */
