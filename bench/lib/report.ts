@@ -115,7 +115,7 @@ export function renderMarkdown(r: Results): string {
   out += lagSection('Memory store (one process)', r['fire-lag'], () => 2, true);
   out += lagSection('Redis and Postgres stores (three processes on one store, and tickwork alone)', r['fire-lag-stores'], (store) => (store === 'redis' ? 15 : 25), false);
 
-  out += '## Throughput\n\nAs many no-op runs as possible: 64 concurrent producers (tickwork `trigger()`, BullMQ `queue.add()`, pg-boss `send()`), at most 2,000 runs outstanding, one process, `maxConcurrentRuns` unlimited (BullMQ Worker concurrency 100; pg-boss `work()` with batchSize 500, polling every 0.5 s). Completed runs counted over the window after a 2 s warm-up. Store CPU = Redis `INFO cpu` delta / Postgres processes\' utime+stime from /proc (100 % = one core).\n\n';
+  out += '## Throughput\n\nAs many no-op runs as possible: 64 concurrent producers (tickwork `trigger()`, BullMQ `queue.add()`, pg-boss `send()`), at most 2,000 runs outstanding, one process, `maxConcurrentRuns` unlimited (BullMQ Worker concurrency 100; pg-boss `work()` with batchSize 500, polling every 0.5 s). Completed runs counted over the window after a 2 s warm-up. Store CPU = Redis `INFO cpu` delta / Postgres processes\' CPU from /proc, with that of the backends that exited (100 % = one core).\n\n';
   if (r.throughput !== undefined) {
     const tp = r.throughput as any[];
     const targets: Record<string, number> = { memory: 50_000, redis: 5_000, postgres: 2_000 };
