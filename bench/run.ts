@@ -4,7 +4,7 @@
  * `--only` re-runs some scenarios and merges them into the previous results.json; `--render` only
  * re-renders RESULTS.md and lag.svg from results.json. tickwork is measured from its build
  * (bench/lib/tickwork.ts), which this runs first (`npm run build`).
- * Scenarios: fire-lag, fire-lag-stores, throughput, idle, skip, catch-up, cron-maths, registration.
+ * Scenarios: fire-lag, fire-lag-stores, throughput, alloc, idle, skip, catch-up, cron-maths, registration.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -24,8 +24,8 @@ const only = onlyIndex >= 0 ? new Set((argv[onlyIndex + 1] ?? '').split(',')) : 
 const RESULTS_JSON = `${ROOT}bench/results.json`;
 
 const D = quick
-  ? { lagSeconds: 4, storeLagSeconds: 4, lagWarmUpSeconds: 2, tpSeconds: 4, idleSeconds: 4, idleJobs: 100_000, catchUpTicks: 20_000, cronCount: 20_000, cronReps: 1, pgbossLag: false }
-  : { lagSeconds: 20, storeLagSeconds: 20, lagWarmUpSeconds: 40, tpSeconds: 20, idleSeconds: 20, idleJobs: 100_000, catchUpTicks: 100_000, cronCount: 100_000, cronReps: 2, pgbossLag: true };
+  ? { lagSeconds: 4, storeLagSeconds: 4, lagWarmUpSeconds: 2, tpSeconds: 4, allocSeconds: 3, allocWarmUpSeconds: 2, idleSeconds: 4, idleJobs: 100_000, catchUpTicks: 20_000, cronCount: 20_000, cronReps: 1, pgbossLag: false }
+  : { lagSeconds: 20, storeLagSeconds: 20, lagWarmUpSeconds: 40, tpSeconds: 20, allocSeconds: 10, allocWarmUpSeconds: 40, idleSeconds: 20, idleJobs: 100_000, catchUpTicks: 100_000, cronCount: 100_000, cronReps: 2, pgbossLag: true };
 
 const scenario = (name: string) => `bench/scenarios/${name}.ts`;
 const uid = () => randomBytes(4).toString('hex');
@@ -182,6 +182,14 @@ const scenarios: Record<string, (results: Results) => Promise<void>> = {
         if (store === 'redis') await cleanRedis(ns);
         else if (store === 'postgres') await dropSchema(ns);
       }
+    }
+  },
+  async alloc(results) {
+    results.alloc = [];
+    for (const lib of ['tickwork', 'croner', 'node-cron']) {
+      log(`alloc ${lib}`);
+      const [r] = await runScenario(scenario('alloc'), { args: ['--lib', lib, '--seconds', String(D.allocSeconds), '--warm-up', String(D.allocWarmUpSeconds)] });
+      results.alloc.push(r as Record<string, unknown>);
     }
   },
   async idle(results) {

@@ -135,6 +135,14 @@ export function renderMarkdown(r: Results): string {
     out += table(rows) + '\n';
   } else out += 'not run\n\n';
 
+  out += '## Allocation per fire\n\n100 jobs firing every second, memory store, one process per library: bytes allocated per fire, objects already collected included (V8\'s sampling heap profiler, one sample per 128 bytes), over 10 s after the same 40 s warm-up as the fire-lag scenario, and measured apart from it (the profiler costs CPU). What the garbage collector has to deal with for each run; not a target.\n\n';
+  if (r.alloc !== undefined) {
+    const alloc = r.alloc as any[];
+    const tw = alloc.find((x) => x.lib === 'tickwork');
+    const peers = alloc.filter((x) => x.lib !== 'tickwork');
+    out += table(compare('bytes allocated per fire', tw?.bytesPerFire, peers.map((p) => [display(p.lib), p.bytesPerFire]), (v) => f(v, 0))) + '\n';
+  } else out += 'not run\n\n';
+
   out += '## Idle\n\n100,000 registered yearly jobs (`0 0 1 1 *`), then 20 s of idling. Registration = the 100k `register()` calls + `start()` (croner: constructors; node-cron: `schedule()`). Heap/RSS per job after GC, 1 s after registration. Then settling, reported apart: after a burst of allocation the memory reducer of V8 runs one to three full GCs of the whole heap, 8 to 50 s later depending on the machine\'s load, a one-off cost of the registration, not of idling. Settling lasts at least 20 s, and until a full GC has run and 10 s have passed without another (at most 90 s); the idle window starts after it. croner is measured but runs out of memory at 100,000 jobs (see Registration: ~80 KB of heap per `Cron`).\n\n';
   if (r.idle !== undefined) {
     const idle = r.idle as any[];
