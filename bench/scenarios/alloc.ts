@@ -9,7 +9,7 @@
  */
 import type { HeapProfiler } from 'node:inspector';
 import { Session } from 'node:inspector/promises';
-import { load } from '../lib/tickwork.js';
+import { startEverySecond } from '../lib/every-second.js';
 import { arg, report, sleep } from '../lib/stats.js';
 
 const lib = arg('lib', 'tickwork');
@@ -26,34 +26,12 @@ interface SamplingNode {
 
 const sampledBytes = (node: SamplingNode): number => node.children.reduce((sum, child) => sum + sampledBytes(child), node.selfSize);
 
-async function start(fire: () => void): Promise<() => Promise<void>> {
-  if (lib === 'tickwork') {
-    const { Scheduler } = await load('tickwork');
-    const scheduler = new Scheduler();
-    for (let i = 0; i < JOBS; i += 1) scheduler.register({ name: `job-${i}`, schedule: '* * * * * *', handler: fire });
-    await scheduler.start();
-    return () => scheduler.stop();
-  }
-  if (lib === 'croner') {
-    const { Cron } = await import('croner');
-    const crons = Array.from({ length: JOBS }, () => new Cron('* * * * * *', fire));
-    return async () => crons.forEach((c) => c.stop());
-  }
-  if (lib === 'node-cron') {
-    const cron = (await import('node-cron')).default;
-    const tasks = Array.from({ length: JOBS }, () => cron.schedule('* * * * * *', fire));
-    return async () => {
-      for (const t of tasks) await t.destroy();
-    };
-  }
-  throw new Error(`unknown --lib ${lib}`);
-}
-
 async function main(): Promise<void> {
   let fires = 0;
-  const stop = await start(() => {
+  const stop = await startEverySecond(lib, JOBS, () => {
     fires += 1;
   });
+  if (stop === undefined) throw new Error(`unknown --lib ${lib}`);
   await sleep(warmUpSeconds * 1000);
   const session = new Session();
   session.connect();

@@ -5,8 +5,8 @@
  * (the multi-process store scenarios start three of these with the same window).
  * Peers on stores: `--lib bullmq` (Redis) and `--lib pgboss` (Postgres, minute ticks).
  */
+import { startEverySecond, type Stop, type TickworkOptions } from '../lib/every-second.js';
 import { createStore, storeKindOf } from '../lib/store.js';
-import { load } from '../lib/tickwork.js';
 import { arg, cpuMs, FireLog, nextSecond, nowMs, report, sleep } from '../lib/stats.js';
 
 const lib = arg('lib', 'tickwork');
@@ -37,48 +37,10 @@ function recordCreated(nominal: number): void {
   if (nominal >= windowStart && nominal < windowEnd) createdLags.push(nowMs() - nominal);
 }
 
-type Stop = () => Promise<void>;
-
-async function startTickwork(): Promise<Stop> {
-  const { Scheduler } = await load('tickwork');
+/** tickwork's store for this run and, on a store, where a run's lag splits in two: until the planner has created it, then until an instance has claimed and started it. */
+async function tickworkOptions(): Promise<TickworkOptions> {
   const store = await createStore(storeKind, ns, { redis: REDIS_URL, postgres: DATABASE_URL });
-  const scheduler = new Scheduler(store === undefined ? {} : { store });
-  scheduler.on('error', (error) => process.stderr.write(`tickwork error: ${error.message}\n`));
-  // On a store, where a run's lag splits in two: until the planner has created it, then until an instance has claimed and started it.
-  if (store !== undefined) scheduler.on('run:created', ({ run }) => recordCreated(run.scheduledAt.getTime()));
-  for (let i = 0; i < jobs; i += 1) {
-    const name = `job-${i}`;
-    scheduler.register({ name, schedule: '* * * * * *', handler: ({ scheduledAt }) => fire(name, scheduledAt.getTime()) });
-  }
-  await scheduler.start();
-  return async () => {
-    await scheduler.stop();
-    await store?.close?.();
-  };
-}
-
-async function startCroner(): Promise<Stop> {
-  const { Cron } = await import('croner');
-  const crons: { stop(): void }[] = [];
-  for (let i = 0; i < jobs; i += 1) {
-    const name = `job-${i}`;
-    // croner passes no nominal time: the tick is the nearest whole second (lag well under 500 ms).
-    crons.push(new Cron('* * * * * *', () => fire(name, Math.round(nowMs() / 1000) * 1000)));
-  }
-  return async () => crons.forEach((c) => c.stop());
-}
-
-async function startNodeCron(): Promise<Stop> {
-  const cron = (await import('node-cron')).default;
-  const tasks: { destroy(): void | Promise<void> }[] = [];
-  for (let i = 0; i < jobs; i += 1) {
-    const name = `job-${i}`;
-    // node-cron's context.date is the matched (nominal) second.
-    tasks.push(cron.schedule('* * * * * *', (ctx) => fire(name, ctx.date.getTime())));
-  }
-  return async () => {
-    for (const t of tasks) await t.destroy();
-  };
+  return store === undefined ? {} : { store, onCreated: recordCreated };
 }
 
 /** The floor: a bare Node timer per job aimed at the next whole second, re-armed on every fire. */
@@ -157,16 +119,12 @@ async function startPgBoss(): Promise<Stop> {
 
 async function main(): Promise<void> {
   const starters: Record<string, () => Promise<Stop>> = {
-    tickwork: startTickwork,
-    croner: startCroner,
-    'node-cron': startNodeCron,
     settimeout: startSetTimeout,
     bullmq: startBullmq,
     pgboss: startPgBoss,
   };
-  const starter = starters[lib];
-  if (starter === undefined) throw new Error(`unknown --lib ${lib}`);
-  const stop = await starter();
+  const stop = await (startEverySecond(lib, jobs, fire, lib === 'tickwork' ? await tickworkOptions() : {}) ?? starters[lib]?.());
+  if (stop === undefined) throw new Error(`unknown --lib ${lib}`);
   const bootedAt = Date.now();
   if (bootedAt > windowStart - 200) process.stderr.write(`warning: booted ${bootedAt - windowStart} ms after the window start\n`);
   // Whatever fires between boot and the window is the warm-up (JIT compilation): its CPU is reported apart.
