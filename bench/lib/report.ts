@@ -44,9 +44,14 @@ function compare(figure: string, tw: unknown, peers: [string, unknown, string?][
   }));
 }
 
+/** Under the store lag tables: what the `run:created` and one-process rows show. */
+const CREATED_NOTE =
+  '_A run\'s lag on a store is two steps: the planner has the store create it, then the store announces it and an instance claims and starts it. The `run:created` rows time the planner\'s side: from the tick until the planner has read the store\'s answer for the run (the announcement to the other instances leaves at the same moment, so one of them may start the run before the planner has read that answer). One process alone does both steps and loses no claim race, so its row shows what three processes add._\n\n';
+
 function lagSection(title: string, list: any[] | undefined, targetP99: (store: string) => number, cpuVsCroner: boolean): string {
   if (list === undefined) return `### ${title}\n\nnot run\n\n`;
   let out = `### ${title}\n\n`;
+  let createdExplained = false;
   const byStore = new Map<string, any[]>();
   for (const r of list) byStore.set(r.store, [...(byStore.get(r.store) ?? []), r]);
   for (const [store, rows] of byStore) {
@@ -80,8 +85,10 @@ function lagSection(title: string, list: any[] | undefined, targetP99: (store: s
       if (alone.created !== undefined) rowsOut.push(...compare('tickwork alone (1 process): tick → `run:created`, p50 / p99 (ms)', p50p99(alone.created), [], String));
     }
     out += `**${store} store**, ${tw.processes} process${tw.processes > 1 ? 'es' : ''}, ${tw.jobs} jobs, ${tw.expected} expected fires\n\n${table(rowsOut)}\n`;
-    if (tw.created !== undefined) {
-      out += '_A run\'s lag on a store is two steps: the planner has the store create it, then the store announces it and an instance claims and starts it. The `run:created` rows time the planner\'s side: from the tick until the planner has read the store\'s answer for the run (the announcement to the other instances leaves at the same moment, so one of them may start the run before the planner has read that answer). One process alone does both steps and loses no claim race, so its row shows what three processes add._\n\n';
+    // Said once, under the first store that has the rows it explains.
+    if (tw.created !== undefined && !createdExplained) {
+      out += CREATED_NOTE;
+      createdExplained = true;
     }
     if (peers.some((p) => p.periodMs === 60_000)) {
       out += '_pg-boss has no seconds field: its schedules have minute granularity, so it was measured on one minute tick of 100 jobs (100 expected fires), not on 20 one-second ticks; its lag comes from its cron timekeeper (due schedules are looked for on an interval: `cronWorkerIntervalSeconds` 5 s and `cronMonitorIntervalSeconds` 30 s by default) and from worker polling (`pollingIntervalSeconds`, 2 s by default), all defaults kept, its CPU per 1,000 fires by a minute of polling for only 100 fires. pg-boss passes no nominal time: its tick is the minute the handler started in._\n\n';
