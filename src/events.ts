@@ -57,7 +57,11 @@ export interface RunRetryEvent extends RunErrorEvent, IndexEvent {
 }
 
 export interface RunCancelledEvent extends RunEvent {
-  readonly reason: 'replaced';
+  /**
+   * `replaced`: a new run of a `Replace` job took its place. `suspended`: the job was
+   * paused before the tick of a run created ahead of it (see `Scheduler.pause`).
+   */
+  readonly reason: 'replaced' | 'suspended';
 }
 
 export interface SchedulerEvents {

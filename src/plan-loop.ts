@@ -3,7 +3,8 @@
  * every job in the store: it keeps each job's next due time in a heap, sleeps on a
  * single timer for the earliest one (capped, re-checked on wake), asks the pure
  * planner what is due, and hands each decision to the store's atomic
- * `scheduleRun`. Other instances stand by and take over when the lock expires.
+ * `scheduleRun`. An `Allow` job's run is created `PLAN_AHEAD_MS` before its tick,
+ * ready at the tick. Other instances stand by and take over when the lock expires.
  *
  * The planner also keeps the store's house: it recovers runs whose owner went
  * silent, fails runs nobody claimed within their `pendingTimeout` (on a timer of
@@ -25,6 +26,14 @@ const HOUSEKEEPING_BATCH = 1_000;
 const PLAN_CONCURRENCY = 64;
 /** Planning steps for one job in one wake; a guard against a store that keeps answering `conflict`. */
 const MAX_STEPS_PER_WAKE = 100;
+/**
+ * How long before its tick an `Allow` job's run is created (ready at the tick), so
+ * that the store's write is done before the tick and only the claim is left at it:
+ * on Redis and Postgres that halves the time from tick to handler. Longer than
+ * planning a tick that 100 jobs share takes on either; far shorter than the
+ * shortest period (1 s), so a job has at most one run waiting for its tick.
+ */
+export const PLAN_AHEAD_MS = 200;
 
 interface PlannedJob {
   record: JobRecord;
@@ -230,7 +239,7 @@ export class PlanLoop {
       const decision = this.#decide(record, now);
       if (decision.kind === 'wait') {
         if (record.backfills.length > 0 && (await this.#planBackfill(name, job))) continue;
-        if (decision.wakeAt !== undefined) this.#setDue(name, job, decision.wakeAt);
+        if (decision.wakeAt !== undefined) this.#setDue(name, job, decision.wakeAt - aheadOf(record));
         return;
       }
       const tick = decision.kind === 'run' ? decision.tick : decision.cursor;
@@ -341,13 +350,15 @@ export class PlanLoop {
     if (record.suspended) return undefined;
     if (record.backfills.length > 0) return now;
     const decision = this.#decide(record, now);
-    return decision.kind === 'wait' ? decision.wakeAt : now;
+    if (decision.kind !== 'wait') return now;
+    return decision.wakeAt === undefined ? undefined : decision.wakeAt - aheadOf(record);
   }
 
   /** What the pure planner says of the job at `now`. */
   #decide(record: JobRecord, now: number): Plan {
     const schedule = this.#rt.schedules.of(record);
-    return plan({ schedule, policy: record.concurrencyPolicy, cursor: record.cursor, now, startingDeadlineMs: record.startingDeadlineMs });
+    const { concurrencyPolicy: policy, cursor, startingDeadlineMs } = record;
+    return plan({ schedule, policy, cursor, now, startingDeadlineMs, aheadMs: aheadOf(record) });
   }
 
   #setDue(name: string, job: PlannedJob, at: number): void {
@@ -393,4 +404,9 @@ export class PlanLoop {
     this.#timer = undefined;
     this.#timerAt = undefined;
   }
+}
+
+/** How long before its tick the job's next run is created: only `Allow` decides nothing on the runs active at the tick. */
+function aheadOf(record: JobRecord): number {
+  return record.concurrencyPolicy === 'Allow' ? PLAN_AHEAD_MS : 0;
 }

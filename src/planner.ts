@@ -15,6 +15,12 @@ export interface PlanInput {
   readonly cursor: number;
   readonly now: number;
   readonly startingDeadlineMs?: number | undefined;
+  /**
+   * How long before its tick the next tick's run may be created, when no tick is
+   * due yet. 0 by default. (The plan loop gives it for `Allow` jobs only: the other
+   * policies decide on the runs that are active at the tick.)
+   */
+  readonly aheadMs?: number;
 }
 
 /** Missed ticks, reported as a range: first and last missed tick, inclusive. */
@@ -28,14 +34,16 @@ export interface MissedRange {
 export type Plan =
   /** Nothing due; plan again at `wakeAt` (undefined: the schedule has no more ticks). */
   | { readonly kind: 'wait'; readonly wakeAt: number | undefined }
-  /** Create the run for `tick` and move the cursor to it. */
+  /** Create the run for `tick` (later than `now` when created ahead) and move the cursor to it. */
   | { readonly kind: 'run'; readonly tick: number; readonly missed?: MissedRange }
   /** Every due tick is missed: move the cursor to the last of them. */
   | { readonly kind: 'miss'; readonly cursor: number; readonly missed: MissedRange };
 
 export function plan(input: PlanInput): Plan {
   const first = input.schedule.next(input.cursor);
-  if (first === undefined || first > input.now) return { kind: 'wait', wakeAt: first };
+  if (first === undefined) return { kind: 'wait', wakeAt: undefined };
+  // A tick not yet due is created ahead only when nothing earlier is due: a due tick runs now.
+  if (first > input.now) return first <= input.now + (input.aheadMs ?? 0) ? { kind: 'run', tick: first } : { kind: 'wait', wakeAt: first };
   const oldestStartable = input.startingDeadlineMs === undefined ? -Infinity : input.now - input.startingDeadlineMs;
   return input.policy === 'CatchUp' ? planCatchUp(input, first, oldestStartable) : planLatest(input, first, oldestStartable);
 }

@@ -130,7 +130,12 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     return this.#rt.call('removeJob', () => this.#rt.store.removeJob(name));
   }
 
-  /** Suspends the job everywhere: no new runs (active runs go on). */
+  /**
+   * Suspends the job everywhere: no run starts for a tick after this call. Active runs
+   * go on; a run already created ahead of a later tick (an `Allow` job's run is created
+   * up to `PLAN_AHEAD_MS` before it) is cancelled, with `run:cancelled` and reason
+   * `'suspended'`.
+   */
   async pause(name: string): Promise<void> {
     await this.#setSuspended('pause', name, true);
   }
@@ -195,14 +200,14 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     return runs.map(toRunInfo);
   }
 
-  /** The next `count` ticks of the job after now (or after its cursor, if that is later). */
+  /** The next `count` ticks of the job after now (a run created ahead of its tick is still to come). */
   async nextRuns(name: string, count: number): Promise<Date[]> {
     parseInput(nameSchema, name, 'nextRuns(name)');
     parseInput(countArgSchema, count, 'nextRuns(count)');
     const record = await this.#requireJob(name);
     const schedule = this.#rt.schedules.of(record);
     const ticks: Date[] = [];
-    let after = Math.max(record.cursor, this.#rt.clock.now());
+    let after = this.#rt.clock.now();
     for (let i = 0; i < count; i += 1) {
       const tick = schedule.next(after);
       if (tick === undefined) break;
@@ -310,8 +315,9 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
 
   async #setSuspended(method: string, name: string, suspended: boolean): Promise<void> {
     parseInput(nameSchema, name, `${method}(name)`);
-    const job = await this.#rt.call('setSuspended', () => this.#rt.store.setSuspended(name, suspended));
-    if (job === undefined) throw new JobNotFoundError(name);
+    const result = await this.#rt.call('setSuspended', () => this.#rt.store.setSuspended({ name, suspended, now: this.#rt.clock.now() }));
+    if (result === undefined) throw new JobNotFoundError(name);
+    for (const run of result.cancelled) safeEmit(this, 'run:cancelled', { run: toRunInfo(run), reason: 'suspended' });
   }
 
   async #requireJob(name: string): Promise<JobRecord> {
@@ -322,7 +328,9 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
 
   async #jobInfo(record: JobRecord): Promise<JobInfo> {
     const active = await this.#rt.call('listRuns', () => this.#rt.store.listRuns({ jobName: record.name, statuses: ACTIVE_STATUSES }));
-    return toJobInfo(record, active, this.#rt.schedules.of(record).next(record.cursor));
+    // The tick after the cursor, unless the cursor is a tick still to come (its run was created ahead of it).
+    const nextAfter = Math.min(record.cursor, this.#rt.clock.now());
+    return toJobInfo(record, active, this.#rt.schedules.of(record).next(nextAfter));
   }
 }
 

@@ -19,6 +19,11 @@ export function isActive(status: RunStatus): boolean {
   return ACTIVE_STATUSES.includes(status);
 }
 
+/** A run created ahead of a tick still to come, which suspending its job cancels (see `Store.setSuspended`). */
+export function isCreatedAhead(run: RunRecord, now: number): boolean {
+  return run.trigger === 'schedule' && run.status === 'pending' && run.scheduledAt > now;
+}
+
 function compareIds(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }

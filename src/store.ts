@@ -58,6 +58,18 @@ export interface UpsertJobResult {
 /** The most inputs the scheduler hands one `upsertJobs` call. */
 export const UPSERT_BATCH = 500;
 
+export interface SetSuspendedInput {
+  readonly name: string;
+  readonly suspended: boolean;
+  readonly now: number;
+}
+
+export interface SetSuspendedResult {
+  readonly job: JobRecord;
+  /** The runs created ahead of their tick that suspending cancelled, oldest tick first. */
+  readonly cancelled: readonly RunRecord[];
+}
+
 export interface ScheduleRunInput {
   readonly jobName: string;
   /** Compare-and-set: nothing is written unless the job's cursor equals this. */
@@ -257,8 +269,15 @@ export interface Store {
   listJobs(): Promise<readonly JobRecord[]>;
   /** Atomic. Deletes the job, all its runs (with their index records) and backfills. Notifies `job-changed`. Resolves false when absent. */
   removeJob(name: string): Promise<boolean>;
-  /** Atomic. Sets the shared suspend flag. Notifies `job-changed`. */
-  setSuspended(name: string, suspended: boolean): Promise<JobRecord | undefined>;
+  /**
+   * Atomic. Sets the shared suspend flag. Suspending also cancels (`finishedAt =
+   * now`, history kept and pruned as for any finished run) the job's runs created
+   * ahead of a tick that is still to come (`trigger` `schedule`, `pending`,
+   * `scheduledAt > now`): a suspended job starts no run for a tick after the
+   * suspension. Notifies `job-changed`, and `run-finished` for each cancelled run.
+   * Resolves `undefined` when the job is missing.
+   */
+  setSuspended(input: SetSuspendedInput): Promise<SetSuspendedResult | undefined>;
 
   /**
    * Atomic: create a scheduled run and advance the cursor, under the job's
@@ -268,10 +287,12 @@ export interface Store {
    * - `Forbid` with an active run: `skipped` + 1 and the cursor moves (`skipped`);
    * - `CatchUp` with an active run: nothing written (`blocked`);
    * - `Replace`: every active run is cancelled (`finishedAt = now`) first;
-   * - otherwise the run is created `pending`, attempt 1, `readyAt = now`, fence 0,
-   *   with `fanOut` counts at 0 when the job has `fanOut` and `pendingUntil` when it
-   *   has `pendingTimeoutMs`, and the cursor moves (`created`). (`createRun` and
-   *   `scheduleBackfillRun` create runs the same way.)
+   * - otherwise the run is created `pending`, attempt 1, fence 0, `readyAt =
+   *   max(now, run.scheduledAt)` (the planner creates an `Allow` job's run ahead of
+   *   its tick), with `fanOut` counts at 0 when the job has `fanOut` and
+   *   `pendingUntil` when it has `pendingTimeoutMs`, and the cursor moves
+   *   (`created`). (`createRun` and `scheduleBackfillRun` create runs the same way,
+   *   ready at `now`.)
    * Sets `lastScheduleTime` to the new cursor whenever the cursor moves. Notifies
    * `run-ready` for a created run and `run-finished` for each cancelled one.
    */

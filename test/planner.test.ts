@@ -36,6 +36,21 @@ describe('plan', () => {
     expect(plan(input({ now: T0 + MIN }))).toEqual({ kind: 'run', tick: T0 + MIN });
   });
 
+  it('with aheadMs, creates the next tick ahead of it, and no earlier than aheadMs before it', () => {
+    expect(plan(input({ now: T0 + MIN - 201, aheadMs: 200 }))).toEqual({ kind: 'wait', wakeAt: T0 + MIN });
+    expect(plan(input({ now: T0 + MIN - 200, aheadMs: 200 }))).toEqual({ kind: 'run', tick: T0 + MIN });
+  });
+
+  it('with aheadMs, a due tick still runs now rather than give way to a tick just ahead', () => {
+    expect(plan(input({ now: T0 + 2 * MIN - 100, aheadMs: 200 }))).toEqual({ kind: 'run', tick: T0 + MIN });
+    const dueLong = plan(input({ now: T0 + 3 * MIN - 100, aheadMs: 200 }));
+    expect(dueLong).toEqual({ kind: 'run', tick: T0 + 2 * MIN, missed: { from: T0 + MIN, to: T0 + MIN, reason: 'coalesced' } });
+  });
+
+  it('with aheadMs, a tick created ahead is never missed for its starting deadline', () => {
+    expect(plan(input({ now: T0 + MIN - 100, aheadMs: 200, startingDeadlineMs: 0 }))).toEqual({ kind: 'run', tick: T0 + MIN });
+  });
+
   it('waits forever once a one-off has run', () => {
     const once = compileSchedule({ kind: 'at', at: T0 + MIN }, 'UTC', 0);
     expect(plan(input({ schedule: once, cursor: T0 + MIN, now: T0 + 10 * MIN }))).toEqual({ kind: 'wait', wakeAt: undefined });

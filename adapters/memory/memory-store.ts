@@ -34,12 +34,14 @@ import type {
   ScheduleBackfillRunResult,
   ScheduleRunInput,
   ScheduleRunResult,
+  SetSuspendedInput,
+  SetSuspendedResult,
   Store,
   StoreNotification,
   UpsertJobInput,
   UpsertJobResult,
 } from '../../src/store.js';
-import { compareNewestFirst, compareOldestFirst, compareReadyOrder } from '../../src/store-rules.js';
+import { compareNewestFirst, compareOldestFirst, compareReadyOrder, isCreatedAhead } from '../../src/store-rules.js';
 import { MemoryLock } from './memory-lock.js';
 import type { Draft } from '../../src/draft.js';
 import { copyJob } from './memory-records.js';
@@ -76,14 +78,19 @@ export class MemoryStore implements Store {
     return true;
   }
 
-  async setSuspended(name: string, suspended: boolean): Promise<JobRecord | undefined> {
+  async setSuspended(input: SetSuspendedInput): Promise<SetSuspendedResult | undefined> {
+    const { name, suspended, now } = input;
     const job = this.#tables.job(name);
     if (job === undefined) return undefined;
     const changed = copyJob(job);
     changed.suspended = suspended;
-    const next = this.#tables.putJob(changed);
+    this.#tables.putJob(changed);
+    const ahead = suspended ? this.#activeRuns(name).filter((run) => isCreatedAhead(run, now)) : [];
+    const cancelled = ahead.map((run) => lifecycle.endRun(this.#tables, run, { status: 'cancelled' }, now));
+    const next = this.#tables.job(name) as JobRecord;
+    if (cancelled.length > 0) lifecycle.prune(this.#tables, next);
     this.#tables.notify({ type: 'job-changed', jobName: name });
-    return next;
+    return { job: next, cancelled };
   }
 
   async scheduleRun(input: ScheduleRunInput): Promise<ScheduleRunResult> {
@@ -106,7 +113,7 @@ export class MemoryStore implements Store {
       job.concurrencyPolicy === 'Replace' && active.length > 0
         ? active.map((run) => lifecycle.endRun(this.#tables, run, { status: 'cancelled' }, input.now))
         : [];
-    const run = this.#insertRun(input.run, input.now);
+    const run = this.#insertRun(input.run, input.now, Math.max(input.now, input.run.scheduledAt));
     const advanced = this.#advance(job, input);
     if (cancelled.length > 0) lifecycle.prune(this.#tables, advanced);
     return { outcome: 'created', job: advanced, run, cancelled };
@@ -117,7 +124,7 @@ export class MemoryStore implements Store {
     if (job === undefined) return { outcome: 'missing-job' };
     const existing = this.#tables.run(input.run.id);
     if (existing !== undefined) return { outcome: 'exists', run: existing };
-    return { outcome: 'created', run: this.#insertRun(input.run, input.now, job) };
+    return { outcome: 'created', run: this.#insertRun(input.run, input.now, input.now, job) };
   }
 
   async addBackfill(input: AddBackfillInput): Promise<JobRecord | undefined> {
@@ -244,8 +251,12 @@ export class MemoryStore implements Store {
     return this.#tables.putJob(advanced);
   }
 
-  /** Creates a run as the contract says every store does: pending, attempt 1, fence 0, ready now, with fan-out counts at 0 for a fan-out job. */
-  #insertRun(input: NewRun, now: number, job = this.#tables.job(input.jobName)): RunRecord {
+  /**
+   * Creates a run as the contract says every store does: pending, attempt 1, fence 0,
+   * ready at `readyAt` (now, or its tick for a scheduled run created ahead), with
+   * fan-out counts at 0 for a fan-out job.
+   */
+  #insertRun(input: NewRun, now: number, readyAt = now, job = this.#tables.job(input.jobName)): RunRecord {
     const fanOut = job?.fanOut;
     const run: Draft<RunRecord> = {
       id: input.id,
@@ -255,7 +266,7 @@ export class MemoryStore implements Store {
       status: 'pending',
       attempt: 1,
       createdAt: now,
-      readyAt: now,
+      readyAt,
       fence: 0,
     };
     if (input.data !== undefined) run.data = input.data;

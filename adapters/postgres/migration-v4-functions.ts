@@ -17,21 +17,92 @@
  */
 import type { SqlNames } from './sql.js';
 
-export const FUNCTIONS_V4_MIGRATION = (n: SqlNames): string => {
-  const s = n.schema;
-  const advance = `UPDATE ${s}.jobs SET cursor_at = p_cursor, last_schedule_time = p_cursor WHERE name = p_job RETURNING * INTO v_job;`;
-  const notifyReady = (run: string): string =>
-    `PERFORM ${s}.notify(json_build_object('type', 'run-ready', 'jobName', ${run}.job_name, 'runId', ${run}.id, 'readyAt', ${run}.ready_at));`;
-  // Every run is created claimable: pending, ready now, with the job's fan-out shape at zero counts.
+const advance = (s: string): string =>
+  `UPDATE ${s}.jobs SET cursor_at = p_cursor, last_schedule_time = p_cursor WHERE name = p_job RETURNING * INTO v_job;`;
+const notifyReady = (s: string, run: string): string =>
+  `PERFORM ${s}.notify(json_build_object('type', 'run-ready', 'jobName', ${run}.job_name, 'runId', ${run}.id, 'readyAt', ${run}.ready_at));`;
+
+/**
+ * Every run is created claimable: pending, ready at `readyAt` (an SQL expression:
+ * `p_now`, or its tick for a run created ahead), with the job's fan-out shape at
+ * zero counts.
+ */
+function insertRun(s: string, readyAt: string): string {
   const zero = `CASE WHEN v_job.fan_out_completions IS NULL THEN NULL ELSE 0 END`;
-  const insertRun = `INSERT INTO ${s}.runs (id, job_name, scheduled_at, trigger, status, attempt, created_at, ready_at, data, fence,
+  return `INSERT INTO ${s}.runs (id, job_name, scheduled_at, trigger, status, attempt, created_at, ready_at, data, fence,
       claimable, pending_until, fan_out_completions, fan_out_parallelism, fan_out_retry_limit,
       fan_out_succeeded, fan_out_failed, fan_out_active)
-    VALUES (p_run_id, p_job, p_scheduled_at, p_trigger, 'pending', 1, p_now, p_now, p_data, 0,
-      true, p_now + v_job.pending_timeout_ms, v_job.fan_out_completions, v_job.fan_out_parallelism, v_job.fan_out_retry_limit,
+    VALUES (p_run_id, p_job, p_scheduled_at, p_trigger, 'pending', 1, p_now, ${readyAt}, p_data, 0,
+      true, ${readyAt} + v_job.pending_timeout_ms, v_job.fan_out_completions, v_job.fan_out_parallelism, v_job.fan_out_retry_limit,
       ${zero}, ${zero}, ${zero})
     ON CONFLICT (id) DO NOTHING
     RETURNING * INTO v_run;`;
+}
+
+/** `schedule_run`, creating its run ready at `readyAt` (see `insertRun`); migration 7 redefines it. */
+export function scheduleRunFunction(n: SqlNames, readyAt: string): string {
+  const s = n.schema;
+  return `CREATE OR REPLACE FUNCTION ${s}.schedule_run(p_job text, p_expected bigint, p_cursor bigint, p_run_id text,
+    p_scheduled_at bigint, p_trigger text, p_data json, p_now bigint)
+  RETURNS json LANGUAGE plpgsql AS $fn$
+DECLARE v_job ${s}.jobs; v_run ${s}.runs; v_active text[]; v_cancel ${s}.runs; v_cancelled json[] := '{}';
+BEGIN
+  SELECT * INTO v_job FROM ${s}.jobs WHERE name = p_job FOR UPDATE;
+  IF NOT FOUND THEN RETURN json_build_object('outcome', 'conflict'); END IF;
+  IF v_job.suspended OR v_job.cursor_at <> p_expected THEN
+    RETURN json_build_object('outcome', 'conflict', 'job', ${s}.job_json(v_job));
+  END IF;
+  IF p_run_id IS NULL THEN
+    ${advance(s)}
+    RETURN json_build_object('outcome', 'advanced', 'job', ${s}.job_json(v_job));
+  END IF;
+  SELECT * INTO v_run FROM ${s}.runs WHERE id = p_run_id;
+  IF FOUND THEN
+    ${advance(s)}
+    RETURN json_build_object('outcome', 'exists', 'job', ${s}.job_json(v_job), 'run', ${s}.run_json(v_run));
+  END IF;
+  SELECT COALESCE(array_agg(a.id ORDER BY a.created_at, a.scheduled_at, a.id), '{}') INTO v_active
+    FROM ${s}.runs a WHERE a.job_name = p_job AND a.status IN ('pending', 'running');
+  IF cardinality(v_active) > 0 AND v_job.concurrency_policy = 'Forbid' THEN
+    UPDATE ${s}.jobs SET skipped = skipped + 1, cursor_at = p_cursor, last_schedule_time = p_cursor
+      WHERE name = p_job RETURNING * INTO v_job;
+    RETURN json_build_object('outcome', 'skipped', 'job', ${s}.job_json(v_job), 'active', to_json(v_active));
+  END IF;
+  IF cardinality(v_active) > 0 AND v_job.concurrency_policy = 'CatchUp' THEN
+    RETURN json_build_object('outcome', 'blocked', 'job', ${s}.job_json(v_job), 'active', to_json(v_active));
+  END IF;
+  IF cardinality(v_active) > 0 AND v_job.concurrency_policy = 'Replace' THEN
+    FOR v_cancel IN SELECT * FROM ${s}.runs c WHERE c.id = ANY (v_active)
+        ORDER BY c.created_at, c.scheduled_at, c.id FOR UPDATE LOOP
+      v_cancel := ${s}.end_run(v_cancel, 'cancelled', NULL, NULL, p_now, v_job.history_ttl_ms);
+      v_cancelled := v_cancelled || ${s}.run_json(v_cancel);
+    END LOOP;
+  END IF;
+  ${insertRun(s, readyAt)}
+  IF NOT FOUND THEN
+    -- Another job's manual run took this ID in the meantime: same as finding it above.
+    SELECT * INTO v_run FROM ${s}.runs WHERE id = p_run_id;
+    ${advance(s)}
+    IF cardinality(v_cancelled) > 0 THEN
+      PERFORM ${s}.settle_history(v_job, 'cancelled', cardinality(v_cancelled), p_now);
+    END IF;
+    RETURN json_build_object('outcome', 'exists', 'job', ${s}.job_json(v_job), 'run', ${s}.run_json(v_run));
+  END IF;
+  ${advance(s)}
+  IF cardinality(v_cancelled) > 0 THEN
+    PERFORM ${s}.settle_history(v_job, 'cancelled', cardinality(v_cancelled), p_now);
+  END IF;
+  ${notifyReady(s, 'v_run')}
+  RETURN json_build_object('outcome', 'created', 'job', ${s}.job_json(v_job), 'run', ${s}.run_json(v_run),
+    'cancelled', array_to_json(v_cancelled));
+END
+$fn$;
+
+`;
+}
+
+export const FUNCTIONS_V4_MIGRATION = (n: SqlNames): string => {
+  const s = n.schema;
   const historyOrder = 'f.finished_at DESC NULLS LAST, f.created_at DESC, f.scheduled_at DESC, f.id DESC';
   return `
 DROP FUNCTION ${s}.prune_history(text, integer, integer);
@@ -112,7 +183,7 @@ BEGIN
     WHERE id = p_run.id
     RETURNING * INTO v_run;
   IF v_claimable THEN
-    ${notifyReady('v_run')}
+    ${notifyReady(s, 'v_run')}
   END IF;
   RETURN v_run;
 END
@@ -212,63 +283,7 @@ BEGIN
 END
 $fn$;
 
-CREATE OR REPLACE FUNCTION ${s}.schedule_run(p_job text, p_expected bigint, p_cursor bigint, p_run_id text,
-    p_scheduled_at bigint, p_trigger text, p_data json, p_now bigint)
-  RETURNS json LANGUAGE plpgsql AS $fn$
-DECLARE v_job ${s}.jobs; v_run ${s}.runs; v_active text[]; v_cancel ${s}.runs; v_cancelled json[] := '{}';
-BEGIN
-  SELECT * INTO v_job FROM ${s}.jobs WHERE name = p_job FOR UPDATE;
-  IF NOT FOUND THEN RETURN json_build_object('outcome', 'conflict'); END IF;
-  IF v_job.suspended OR v_job.cursor_at <> p_expected THEN
-    RETURN json_build_object('outcome', 'conflict', 'job', ${s}.job_json(v_job));
-  END IF;
-  IF p_run_id IS NULL THEN
-    ${advance}
-    RETURN json_build_object('outcome', 'advanced', 'job', ${s}.job_json(v_job));
-  END IF;
-  SELECT * INTO v_run FROM ${s}.runs WHERE id = p_run_id;
-  IF FOUND THEN
-    ${advance}
-    RETURN json_build_object('outcome', 'exists', 'job', ${s}.job_json(v_job), 'run', ${s}.run_json(v_run));
-  END IF;
-  SELECT COALESCE(array_agg(a.id ORDER BY a.created_at, a.scheduled_at, a.id), '{}') INTO v_active
-    FROM ${s}.runs a WHERE a.job_name = p_job AND a.status IN ('pending', 'running');
-  IF cardinality(v_active) > 0 AND v_job.concurrency_policy = 'Forbid' THEN
-    UPDATE ${s}.jobs SET skipped = skipped + 1, cursor_at = p_cursor, last_schedule_time = p_cursor
-      WHERE name = p_job RETURNING * INTO v_job;
-    RETURN json_build_object('outcome', 'skipped', 'job', ${s}.job_json(v_job), 'active', to_json(v_active));
-  END IF;
-  IF cardinality(v_active) > 0 AND v_job.concurrency_policy = 'CatchUp' THEN
-    RETURN json_build_object('outcome', 'blocked', 'job', ${s}.job_json(v_job), 'active', to_json(v_active));
-  END IF;
-  IF cardinality(v_active) > 0 AND v_job.concurrency_policy = 'Replace' THEN
-    FOR v_cancel IN SELECT * FROM ${s}.runs c WHERE c.id = ANY (v_active)
-        ORDER BY c.created_at, c.scheduled_at, c.id FOR UPDATE LOOP
-      v_cancel := ${s}.end_run(v_cancel, 'cancelled', NULL, NULL, p_now, v_job.history_ttl_ms);
-      v_cancelled := v_cancelled || ${s}.run_json(v_cancel);
-    END LOOP;
-  END IF;
-  ${insertRun}
-  IF NOT FOUND THEN
-    -- Another job's manual run took this ID in the meantime: same as finding it above.
-    SELECT * INTO v_run FROM ${s}.runs WHERE id = p_run_id;
-    ${advance}
-    IF cardinality(v_cancelled) > 0 THEN
-      PERFORM ${s}.settle_history(v_job, 'cancelled', cardinality(v_cancelled), p_now);
-    END IF;
-    RETURN json_build_object('outcome', 'exists', 'job', ${s}.job_json(v_job), 'run', ${s}.run_json(v_run));
-  END IF;
-  ${advance}
-  IF cardinality(v_cancelled) > 0 THEN
-    PERFORM ${s}.settle_history(v_job, 'cancelled', cardinality(v_cancelled), p_now);
-  END IF;
-  ${notifyReady('v_run')}
-  RETURN json_build_object('outcome', 'created', 'job', ${s}.job_json(v_job), 'run', ${s}.run_json(v_run),
-    'cancelled', array_to_json(v_cancelled));
-END
-$fn$;
-
-CREATE OR REPLACE FUNCTION ${s}.create_run(p_run_id text, p_job text, p_scheduled_at bigint, p_trigger text, p_data json,
+${scheduleRunFunction(n, 'p_now')}CREATE OR REPLACE FUNCTION ${s}.create_run(p_run_id text, p_job text, p_scheduled_at bigint, p_trigger text, p_data json,
     p_now bigint)
   RETURNS json LANGUAGE plpgsql AS $fn$
 DECLARE v_job ${s}.jobs; v_run ${s}.runs;
@@ -276,12 +291,12 @@ BEGIN
   -- A share lock on the job orders this insert against schedule_run's checks.
   SELECT * INTO v_job FROM ${s}.jobs WHERE name = p_job FOR SHARE;
   IF NOT FOUND THEN RETURN json_build_object('outcome', 'missing-job'); END IF;
-  ${insertRun}
+  ${insertRun(s, 'p_now')}
   IF NOT FOUND THEN
     SELECT * INTO v_run FROM ${s}.runs WHERE id = p_run_id;
     RETURN json_build_object('outcome', 'exists', 'run', ${s}.run_json(v_run));
   END IF;
-  ${notifyReady('v_run')}
+  ${notifyReady(s, 'v_run')}
   RETURN json_build_object('outcome', 'created', 'run', ${s}.run_json(v_run));
 END
 $fn$;
@@ -305,12 +320,12 @@ BEGIN
   UPDATE ${s}.jobs SET backfills = CASE WHEN p_next IS NULL THEN backfills - 0
                                         ELSE jsonb_set(backfills, '{0,next}', to_jsonb(p_next)) END
     WHERE name = p_job RETURNING * INTO v_job;
-  ${insertRun}
+  ${insertRun(s, 'p_now')}
   IF NOT FOUND THEN
     SELECT * INTO v_run FROM ${s}.runs WHERE id = p_run_id;
     RETURN json_build_object('outcome', 'exists', 'job', ${s}.job_json(v_job), 'run', ${s}.run_json(v_run));
   END IF;
-  ${notifyReady('v_run')}
+  ${notifyReady(s, 'v_run')}
   RETURN json_build_object('outcome', 'created', 'job', ${s}.job_json(v_job), 'run', ${s}.run_json(v_run));
 END
 $fn$;

@@ -35,6 +35,8 @@ import {
   type ScheduleBackfillRunResult,
   type ScheduleRunInput,
   type ScheduleRunResult,
+  type SetSuspendedInput,
+  type SetSuspendedResult,
   type Store,
   type StoreNotification,
   type UpsertJobInput,
@@ -150,9 +152,11 @@ export class PostgresStore implements Store {
     return (await this.#call('remove_job($1::text)', [name])) === true;
   }
 
-  async setSuspended(name: string, suspended: boolean): Promise<JobRecord | undefined> {
-    const raw = await this.#call('set_suspended($1::text, $2::boolean)', [name, suspended]);
-    return raw === null ? undefined : toJob(raw);
+  async setSuspended(input: SetSuspendedInput): Promise<SetSuspendedResult | undefined> {
+    const raw = await this.#call('set_suspended($1::text, $2::boolean, $3::bigint)', [input.name, input.suspended, input.now]);
+    if (raw === null) return undefined;
+    const { job, cancelled } = raw as { job: unknown; cancelled: unknown };
+    return { job: toJob(job), cancelled: toRuns(cancelled) };
   }
 
   async scheduleRun(input: ScheduleRunInput): Promise<ScheduleRunResult> {

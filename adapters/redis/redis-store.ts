@@ -37,6 +37,8 @@ import {
   type ScheduleBackfillRunResult,
   type ScheduleRunInput,
   type ScheduleRunResult,
+  type SetSuspendedInput,
+  type SetSuspendedResult,
   type Store,
   type StoreNotification,
   type UpsertJobInput,
@@ -173,9 +175,11 @@ export class RedisStore implements Store {
     return (await this.#run(lua.REMOVE_JOB, [name])) === '1';
   }
 
-  async setSuspended(name: string, suspended: boolean): Promise<JobRecord | undefined> {
-    const reply = await this.#run(lua.SET_SUSPENDED, [name, suspended ? '1' : '0']);
-    return reply === null ? undefined : decodeJob(reply);
+  async setSuspended(input: SetSuspendedInput): Promise<SetSuspendedResult | undefined> {
+    const reply = await this.#run(lua.SET_SUSPENDED, [input.name, input.suspended ? '1' : '0', num(input.now)]);
+    if (reply === null) return undefined;
+    const [job, cancelled] = asArray(reply, 'setSuspended reply');
+    return { job: decodeJob(job), cancelled: decodeRuns(cancelled) };
   }
 
   async scheduleRun(input: ScheduleRunInput): Promise<ScheduleRunResult> {

@@ -12,12 +12,12 @@ import { batchable, script } from './lua-prelude.js';
 export const CLAIM_RUN = batchable(`
 local id, owner, now, leaseUntil, deadlineAt = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local run = hgetall(runKey(id))
-if not run or not claimable(run) then return false end
+-- A fan-out run's readyAt is its earliest waiting index's, or its tick while created ahead.
+if not run or not claimable(run) or tonumber(run.readyAt) > tonumber(now) then return false end
 local changes = {}
 if not run.startedAt then changes.startedAt = now end
 if not run.deadlineAt and deadlineAt ~= '' then changes.deadlineAt = deadlineAt end
 if not run.completions then
-  if tonumber(run.readyAt) > tonumber(now) then return false end
   changes.status, changes.owner, changes.leaseUntil = 'running', owner, leaseUntil
   changes.fence = tostring(tonumber(run.fence) + 1)
   put(run, changes)

@@ -94,11 +94,21 @@ return '1'
 
 /** ARGV: name, suspended ('0' | '1'). Returns the job, or nil. */
 export const SET_SUSPENDED = script(`
-local name = ARGV[1]
+local name, suspended, now = ARGV[1], ARGV[2], ARGV[3]
 if redis.call('EXISTS', jobKey(name)) == 0 then return false end
-redis.call('HSET', jobKey(name), 'suspended', ARGV[2])
+redis.call('HSET', jobKey(name), 'suspended', suspended)
+local cancelled = {}
+if suspended == '1' then
+  -- Runs created ahead of a tick still to come (isCreatedAhead in store-rules.ts).
+  for _, run in ipairs(activeRuns(name)) do
+    if run.trigger == 'schedule' and run.status == 'pending' and tonumber(run.scheduledAt) > tonumber(now) then
+      finalize(run, 'cancelled', now, nil)
+      table.insert(cancelled, flat(run))
+    end
+  end
+end
 notify({ type = 'job-changed', jobName = name })
-return jobReply(name)
+return { jobReply(name), cancelled }
 `);
 
 /**
@@ -141,7 +151,8 @@ if policy == 'Replace' then
     table.insert(cancelled, flat(run))
   end
 end
-local run = insertRun(ARGV, 6, now)
+-- Ready at its tick: the planner creates an Allow job's run ahead of it.
+local run = insertRun(ARGV, 6, now, fmt(math.max(tonumber(now), tonumber(ARGV[8]))))
 advance()
 return { 'created', jobReply(name), flat(run), cancelled }
 `);

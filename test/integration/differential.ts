@@ -202,7 +202,7 @@ async function prepare(reference: Store, step: Exclude<Op, { kind: 'advance' }>,
       return (store) => store.upsertJobs(inputs);
     }
     case 'suspend':
-      return (store) => store.setSuspended(JOBS[step.job] ?? 'a', step.suspended);
+      return (store) => store.setSuspended({ name: JOBS[step.job] ?? 'a', suspended: step.suspended, now });
     case 'remove':
       return (store) => store.removeJob(JOBS[step.job] ?? 'a');
     case 'schedule': {

@@ -163,7 +163,7 @@ describe.skipIf(!up)('RedisStore call batching', () => {
       try {
         // Let the subscription settle: a notification published before it is lost.
         for (let i = 0; i < 50 && seen.length === 0; i += 1) {
-          await store.setSuspended('a', false);
+          await store.setSuspended({ name: 'a', suspended: false, now: T0 });
           await new Promise((resolve) => setTimeout(resolve, 20));
         }
         seen.length = 0;

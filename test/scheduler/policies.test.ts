@@ -67,6 +67,47 @@ describe('schedules fire at their nominal times', () => {
   });
 });
 
+describe('runs created ahead of their tick', () => {
+  it('creates an Allow run PLAN_AHEAD_MS before its tick and starts it at the tick, never before', async () => {
+    const { clock, scheduler, log } = harness();
+    scheduler.register({ name: 'a', schedule: '*/10 * * * * *', handler: () => {} });
+    scheduler.register({ name: 'f', schedule: '*/10 * * * * *', concurrencyPolicy: 'Forbid', handler: () => {} });
+    await scheduler.start();
+    await clock.advanceTo('2026-01-01T00:00:09.800Z');
+    expect(log.map((e) => `${e.at} ${e.event} ${e.detail}`)).toEqual(['2026-01-01T00:00:09.800Z run:created a.1767225610']);
+    const job = await scheduler.getJob('a');
+    expect(job).toMatchObject({ lastScheduleTime: new Date('2026-01-01T00:00:10Z'), nextRunAt: new Date('2026-01-01T00:00:10Z'), active: ['a.1767225610'] });
+    expect((await scheduler.nextRuns('a', 2)).map((d) => d.toISOString())).toEqual(['2026-01-01T00:00:10.000Z', '2026-01-01T00:00:20.000Z']);
+    await clock.advanceTo('2026-01-01T00:00:09.999Z');
+    expect(eventsOf(log, 'run:started')).toEqual([]);
+    await clock.advance('1ms');
+    // Forbid decides on the runs active at the tick: its run is created then, after the Allow run has started.
+    expect(log.filter((e) => e.event !== 'run:succeeded').map((e) => `${e.at} ${e.event} ${e.detail}`)).toEqual([
+      '2026-01-01T00:00:09.800Z run:created a.1767225610',
+      '2026-01-01T00:00:10.000Z run:started a.1767225610#1',
+      '2026-01-01T00:00:10.000Z run:created f.1767225610',
+      '2026-01-01T00:00:10.000Z run:started f.1767225610#1',
+    ]);
+    await scheduler.stop();
+  });
+
+  it('pausing before the tick of a run created ahead cancels it; resuming plans the ticks after it', async () => {
+    const { clock, scheduler, log } = harness();
+    scheduler.register({ name: 'a', schedule: '*/10 * * * * *', handler: () => {} });
+    await scheduler.start();
+    await clock.advanceTo('2026-01-01T00:00:09.900Z');
+    expect(eventsOf(log, 'run:created')).toEqual(['a.1767225610']);
+    await scheduler.pause('a');
+    expect(eventsOf(log, 'run:cancelled')).toEqual(['a.1767225610 suspended']);
+    await clock.advanceTo('2026-01-01T00:00:15Z');
+    await scheduler.resume('a');
+    await clock.advanceTo('2026-01-01T00:00:20Z');
+    expect(eventsOf(log, 'run:started')).toEqual(['a.1767225620#1']);
+    expect((await scheduler.listRuns('a')).map((run) => `${run.id} ${run.status}`)).toEqual(['a.1767225620 succeeded', 'a.1767225610 cancelled']);
+    await scheduler.stop();
+  });
+});
+
 describe('concurrency policies', () => {
   it('Allow starts runs for new ticks while earlier runs are still active', async () => {
     const { clock, scheduler } = harness();

@@ -103,6 +103,15 @@ export function fanOutTests(fx: Fixture): void {
         expect(await store.claimRun({ runId: run.id, owner: 'r', now: T0 + 3 * MINUTE, leaseUntil: T0 + 4 * MINUTE })).toBeUndefined();
       }));
 
+    it('does not claim an index of a run created ahead before its tick', () =>
+      withStore(async (store) => {
+        await fanOutJob(store, 'f', { completions: 2, parallelism: 2 });
+        const run = await created(store, 'f', 1, T0 + MINUTE - 200);
+        expect(run.readyAt).toBe(T0 + MINUTE);
+        expect(await store.claimRun({ runId: run.id, owner: 'p', now: T0 + MINUTE - 1, leaseUntil: T0 + 2 * MINUTE })).toBeUndefined();
+        expect((await claimIndex(store, run.id, 'p', T0 + MINUTE)).index.index).toBe(0);
+      }));
+
     it('takes the waiting index with the earliest readyAt, ties by lowest index, and adopts its record', () =>
       withStore(async (store) => {
         await fanOutJob(store, 'f', { completions: 3, parallelism: 3, retryLimit: 5 });
@@ -331,12 +340,13 @@ export function fanOutTests(fx: Fixture): void {
       withStore(async (store) => {
         await fanOutJob(store, 'f', { completions: 2, parallelism: 2, retryLimit: 0 });
         const first = await created(store, 'f', 1);
-        const second = await created(store, 'f', 2, T0 + MINUTE);
-        await claimIndex(store, first.id, 'p', T0 + MINUTE, 1_000);
-        await claimIndex(store, first.id, 'q', T0 + MINUTE, 1_000);
-        await claimIndex(store, second.id, 'r', T0 + MINUTE, 2_000);
+        const second = await created(store, 'f', 2);
+        const now = T0 + 2 * MINUTE;
+        await claimIndex(store, first.id, 'p', now, 1_000);
+        await claimIndex(store, first.id, 'q', now, 1_000);
+        await claimIndex(store, second.id, 'r', now, 2_000);
         // first's index 0 fails its run (no retries left), which cancels index 1: the second place goes to `second`.
-        const recovered = await store.recoverExpiredRuns({ now: T0 + MINUTE + 5_000, limit: 2 });
+        const recovered = await store.recoverExpiredRuns({ now: now + 5_000, limit: 2 });
         expect(recovered.map((r) => [r.id, r.status])).toEqual([
           [first.id, 'failed'],
           [second.id, 'failed'],

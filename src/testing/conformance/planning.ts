@@ -3,7 +3,7 @@ import type { NewRun } from '../../store.js';
 import { MINUTE, T0, scheduled, spec, upsertJob, type Fixture } from './fixtures.js';
 
 export function planningTests(fx: Fixture): void {
-  const { describe, it, expect, withStore, job, tick, claim, succeed } = fx;
+  const { describe, it, expect, withStore, job, tick, claim, succeed, created, watching, eventually } = fx;
   describe('jobs', () => {
     it('creates a job with its initial cursor and zero counters', () =>
       withStore(async (store) => {
@@ -17,7 +17,7 @@ export function planningTests(fx: Fixture): void {
     it('updates the spec of an existing job but keeps its cursor, counters and suspend flag', () =>
       withStore(async (store) => {
         await job(store, 'a');
-        await store.setSuspended('a', true);
+        await store.setSuspended({ name: 'a', suspended: true, now: T0 });
         await tick(store, 'a', 1);
         const { job: updated, created } = await upsertJob(store, {
           spec: { ...spec('a', 'Forbid'), schedule: { kind: 'cron', expression: '*/5 * * * *' } },
@@ -77,9 +77,30 @@ export function planningTests(fx: Fixture): void {
     it('sets the shared suspend flag', () =>
       withStore(async (store) => {
         await job(store, 'a');
-        expect((await store.setSuspended('a', true))?.suspended).toBe(true);
+        expect(await store.setSuspended({ name: 'a', suspended: true, now: T0 })).toEqual({ job: await store.getJob('a'), cancelled: [] });
         expect((await store.getJob('a'))?.suspended).toBe(true);
-        expect(await store.setSuspended('missing', true)).toBeUndefined();
+        expect((await store.setSuspended({ name: 'a', suspended: false, now: T0 }))?.job.suspended).toBe(false);
+        expect(await store.setSuspended({ name: 'missing', suspended: true, now: T0 })).toBeUndefined();
+      }));
+
+    it('suspending cancels the runs created ahead of a tick still to come, and only those', () =>
+      withStore(async (store) => {
+        await job(store, 'a');
+        await watching(store, async (seen) => {
+          const due = await created(store, 'a', 1); // created at its tick: due, left alone
+          const ahead = await created(store, 'a', 2, T0 + 2 * MINUTE - 200);
+          const manual = await store.createRun({ run: { id: 'a.manual.k', jobName: 'a', scheduledAt: T0 + 2 * MINUTE - 100, trigger: 'manual' }, now: T0 + 2 * MINUTE - 100 });
+          const now = T0 + 2 * MINUTE - 50;
+          const result = await store.setSuspended({ name: 'a', suspended: true, now });
+          expect(result?.job).toMatchObject({ suspended: true, cursor: T0 + 2 * MINUTE });
+          expect(result?.cancelled).toHaveLength(1);
+          expect(result?.cancelled[0]).toMatchObject({ id: ahead.id, scheduledAt: T0 + 2 * MINUTE, status: 'cancelled', finishedAt: now });
+          expect(await store.getRun(ahead.id)).toEqual(result?.cancelled[0]);
+          expect((await store.getRun(due.id))?.status).toBe('pending');
+          expect(manual.outcome === 'created' && (await store.getRun(manual.run.id))?.status).toBe('pending');
+          expect(await store.claimRun({ runId: ahead.id, owner: 'p', now: T0 + 2 * MINUTE, leaseUntil: T0 + 3 * MINUTE })).toBeUndefined();
+          await eventually(() => expect(seen).toContainEqual({ type: 'run-finished', jobName: 'a', runId: ahead.id, status: 'cancelled' }));
+        });
       }));
   });
 
@@ -106,6 +127,18 @@ export function planningTests(fx: Fixture): void {
         expect(await store.getRun(result.run.id)).toEqual(result.run);
       }));
 
+    it('creates a run ahead of its tick ready at its tick, and claimable only from then', () =>
+      withStore(async (store) => {
+        await upsertJob(store, { spec: { ...spec('a'), pendingTimeoutMs: 5 * MINUTE }, now: T0, initialCursor: T0 });
+        const early = T0 + MINUTE - 200;
+        const run = await created(store, 'a', 1, early);
+        expect(run).toMatchObject({ status: 'pending', createdAt: early, readyAt: T0 + MINUTE, pendingUntil: T0 + 6 * MINUTE });
+        expect(await store.findReadyRuns({ jobNames: new Set(['a']), now: early + 100, limit: 10 })).toEqual({ runs: [], nextReadyAt: T0 + MINUTE });
+        expect(await store.claimRun({ runId: run.id, owner: 'p', now: T0 + MINUTE - 1, leaseUntil: T0 + 2 * MINUTE })).toBeUndefined();
+        expect((await store.findReadyRuns({ jobNames: new Set(['a']), now: T0 + MINUTE, limit: 10 })).runs.map((r) => r.id)).toEqual([run.id]);
+        expect((await claim(store, run.id, 'p', T0 + MINUTE)).startedAt).toBe(T0 + MINUTE);
+      }));
+
     it('writes nothing when the cursor is not the expected one', () =>
       withStore(async (store) => {
         await job(store, 'a');
@@ -124,7 +157,7 @@ export function planningTests(fx: Fixture): void {
     it('writes nothing for a suspended or missing job', () =>
       withStore(async (store) => {
         await job(store, 'a');
-        await store.setSuspended('a', true);
+        await store.setSuspended({ name: 'a', suspended: true, now: T0 });
         expect((await tick(store, 'a', 1)).outcome).toBe('conflict');
         expect(await store.listRuns({ jobName: 'a' })).toEqual([]);
         const missing = await store.scheduleRun({ jobName: 'zz', expectedCursor: T0, cursor: T0 + 1, now: T0 });
