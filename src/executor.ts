@@ -54,6 +54,13 @@ export class Executor {
   #accepting = false;
   #filling: Promise<void> | undefined;
   #fillAgain = false;
+  /**
+   * Runs announced ready at a later time (created ahead of their tick, or retrying), by
+   * ID: claimed by ID when their time comes, as a run announced ready now is.
+   */
+  readonly #upcoming = new Map<string, { readonly jobName: string; readonly readyAt: number }>();
+  /** When the store said a run it did not name becomes ready: look for ready runs then. */
+  #searchAt: number | undefined;
   #timer: TimerHandle | undefined;
   #timerAt: number | undefined;
   /** Resolves `stop()` once the last claim has settled and the last attempt has ended. */
@@ -84,6 +91,8 @@ export class Executor {
   async stop(abort: boolean): Promise<void> {
     this.#accepting = false;
     this.#clearTimer();
+    this.#upcoming.clear();
+    this.#searchAt = undefined;
     if (abort) for (const attempt of this.#attempts.values()) abortAttempt(attempt, 'shutdown');
     await this.#filling;
     if (!this.#idle()) await new Promise<void>((resolve) => (this.#drained = resolve));
@@ -147,7 +156,7 @@ export class Executor {
     } else if (notification.type === 'run-ready' && this.#jobNames.has(notification.jobName)) {
       // The notification names the run: claim it straight away rather than searching for it.
       const now = this.#rt.clock.now();
-      if (notification.readyAt > now) this.#wakeAt(notification.readyAt);
+      if (notification.readyAt > now) this.#expect(notification.runId, notification.jobName, notification.readyAt);
       else if (this.#freeSlots() <= 0) this.#backlog = true;
       else if (this.#accepting) void this.#claim(notification.runId, notification.jobName, now);
     }
@@ -201,12 +210,15 @@ export class Executor {
       const limit = Math.min(this.#freeSlots(), CLAIM_BATCH);
       const found = await io('findReadyRuns', () => store.findReadyRuns({ jobNames: this.#jobNames, now: clock.now(), limit }));
       if (found === undefined) return; // reported; the heartbeat looks again
-      if (found.nextReadyAt !== undefined) this.#wakeAt(found.nextReadyAt);
-      let claimed = 0;
+      if (found.nextReadyAt !== undefined) this.#searchFrom(found.nextReadyAt);
+      // All at once, as claims on notifications are: runs created ahead of a tick shared by many jobs are found
+      // together at the tick. Each claim takes its slot before its first await.
+      const claims: Promise<boolean>[] = [];
       for (const candidate of found.runs) {
         if (!this.#accepting || this.#freeSlots() <= 0) break;
-        if (await this.#claim(candidate.id, candidate.jobName)) claimed += 1;
+        claims.push(this.#claim(candidate.id, candidate.jobName));
       }
+      const claimed = (await Promise.all(claims)).filter(Boolean).length;
       if (found.runs.length < limit || claimed === 0) return;
     }
     if (this.#freeSlots() <= 0) this.#backlog = true;
@@ -327,7 +339,7 @@ export class Executor {
       return safeEmit(events, 'run:failed', () => runFailedEvent(finished, error));
     }
     if (outcome.status === 'retry' && (index ?? finished).status === 'pending') {
-      this.#wakeAt(outcome.readyAt);
+      this.#expect(finished.id, finished.jobName, outcome.readyAt);
       safeEmit(events, 'run:retry', () => ({
         run: toRunInfo(finished),
         error: outcome.error,
@@ -355,9 +367,23 @@ export class Executor {
     return start === undefined ? undefined : { start: new Date(start), end: new Date(run.scheduledAt) };
   }
 
+  /** A run that becomes ready at `readyAt`: claim it then. */
+  #expect(runId: string, jobName: string, readyAt: number): void {
+    if (!this.#accepting) return;
+    this.#upcoming.set(runId, { jobName, readyAt });
+    this.#wakeAt(readyAt);
+  }
+
+  /** Some run becomes ready at `readyAt`: look for ready runs then. */
+  #searchFrom(readyAt: number): void {
+    if (!this.#accepting) return;
+    this.#searchAt = Math.min(this.#searchAt ?? readyAt, readyAt);
+    this.#wakeAt(readyAt);
+  }
+
   /** Arms the single wake-up timer for the earliest known future `readyAt`. */
   #wakeAt(readyAt: number): void {
-    if (!this.#accepting || (this.#timerAt !== undefined && this.#timerAt <= readyAt)) return;
+    if (this.#timerAt !== undefined && this.#timerAt <= readyAt) return;
     this.#clearTimer();
     const now = this.#rt.clock.now();
     const at = Math.min(readyAt, now + MAX_WAIT_MS);
@@ -365,8 +391,30 @@ export class Executor {
     this.#timer = this.#rt.clock.setTimer(() => {
       this.#timer = undefined;
       this.#timerAt = undefined;
-      this.poke();
+      this.#wake();
     }, at - now);
+  }
+
+  /** Claims the expected runs that are ready, searches if a search is due, and re-arms for what is left. */
+  #wake(): void {
+    const now = this.#rt.clock.now();
+    let next: number | undefined;
+    for (const [runId, { jobName, readyAt }] of this.#upcoming) {
+      if (readyAt > now) {
+        next = Math.min(next ?? readyAt, readyAt);
+        continue;
+      }
+      this.#upcoming.delete(runId);
+      if (this.#freeSlots() <= 0) this.#backlog = true;
+      else void this.#claim(runId, jobName, now);
+    }
+    if (this.#searchAt !== undefined && this.#searchAt <= now) {
+      this.#searchAt = undefined;
+      this.poke();
+    }
+    const searchAt = this.#searchAt;
+    if (searchAt !== undefined) next = Math.min(next ?? searchAt, searchAt);
+    if (next !== undefined) this.#wakeAt(next);
   }
 
   #clearTimer(): void {

@@ -91,6 +91,24 @@ describe('runs created ahead of their tick', () => {
     await scheduler.stop();
   });
 
+  it('claims runs created ahead by ID at their tick, without searching the store for them', async () => {
+    const { clock, store, scheduler, log } = harness({ leaseMs: 3_600_000 }); // heartbeats (which also search) stay out of the way
+    let searches = 0;
+    const findReadyRuns = store.findReadyRuns.bind(store);
+    store.findReadyRuns = (input) => {
+      searches += 1;
+      return findReadyRuns(input);
+    };
+    for (const name of ['a', 'b', 'c']) scheduler.register({ name, schedule: '*/10 * * * * *', handler: () => {} });
+    await scheduler.start();
+    await clock.advanceTo('2026-01-01T00:00:09.900Z');
+    const before = searches;
+    await clock.advanceTo('2026-01-01T00:00:10Z');
+    expect(eventsOf(log, 'run:started')).toEqual(['a.1767225610#1', 'b.1767225610#1', 'c.1767225610#1']);
+    expect(searches).toBe(before);
+    await scheduler.stop();
+  });
+
   it('pausing before the tick of a run created ahead cancels it; resuming plans the ticks after it', async () => {
     const { clock, scheduler, log } = harness();
     scheduler.register({ name: 'a', schedule: '*/10 * * * * *', handler: () => {} });
