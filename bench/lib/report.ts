@@ -46,7 +46,7 @@ function compare(figure: string, tw: unknown, peers: [string, unknown, string?][
 
 /** Under the store lag tables: what the `run:created` and one-process rows show. */
 const CREATED_NOTE =
-  '_A run\'s lag on a store is two steps: the planner has the store create it, then the store announces it and an instance claims and starts it. The `run:created` rows time the planner\'s side: from the tick until the planner has read the store\'s answer for the run (the announcement to the other instances leaves at the same moment, so one of them may start the run before the planner has read that answer). One process alone does both steps and loses no claim race, so its row shows what three processes add._\n\n';
+  '_A run\'s lag on a store is two steps: the planner has the store create it, then an instance claims and starts it. tickwork creates an `Allow` job\'s run 200 ms before its tick (`PLAN_AHEAD_MS`), ready at the tick, so only the claim is left at the tick. The `run:created` rows time the planner\'s side, from the tick until the planner has read the store\'s answer: negative, since that is before the tick. One process alone does both steps and loses no claim race, so its row shows what three processes add._\n\n';
 
 function lagSection(title: string, list: any[] | undefined, targetP99: (store: string) => number, cpuVsCroner: boolean): string {
   if (list === undefined) return `### ${title}\n\nnot run\n\n`;
