@@ -33,7 +33,7 @@ const MAX_STEPS_PER_WAKE = 100;
  * planning a tick that 100 jobs share takes on either; far shorter than the
  * shortest period (1 s), so a job has at most one run waiting for its tick.
  */
-export const PLAN_AHEAD_MS = 200;
+const PLAN_AHEAD_MS = 200;
 
 interface PlannedJob {
   record: JobRecord;
