@@ -92,7 +92,10 @@ notify({ type = 'job-changed', jobName = name })
 return '1'
 `);
 
-/** ARGV: name, suspended ('0' | '1'). Returns the job, or nil. */
+/**
+ * ARGV: name, suspended ('0' | '1'), now. Returns { job, cancelled } (the runs created
+ * ahead of a tick still to come, which suspending cancels), or nil.
+ */
 export const SET_SUSPENDED = script(`
 local name, suspended, now = ARGV[1], ARGV[2], ARGV[3]
 if redis.call('EXISTS', jobKey(name)) == 0 then return false end
@@ -152,7 +155,7 @@ if policy == 'Replace' then
   end
 end
 -- Ready at its tick: the planner creates an Allow job's run ahead of it.
-local run = insertRun(ARGV, 6, now, fmt(math.max(tonumber(now), tonumber(ARGV[8]))))
+local run = insertRun(ARGV, 6, now, tonumber(ARGV[8]) > tonumber(now) and ARGV[8] or now)
 advance()
 return { 'created', jobReply(name), flat(run), cancelled }
 `);
