@@ -48,6 +48,8 @@ import { copyJob } from './memory-records.js';
 import { MemoryTables } from './memory-tables.js';
 import * as lifecycle from './run-lifecycle.js';
 
+const NO_RUNS: readonly RunRecord[] = Object.freeze([]);
+
 export class MemoryStore implements Store {
   readonly #tables = new MemoryTables();
   readonly #lock = new MemoryLock();
@@ -102,7 +104,8 @@ export class MemoryStore implements Store {
     const existing = this.#tables.run(input.run.id);
     if (existing !== undefined) return { outcome: 'exists', job: this.#advance(job, input), run: existing };
 
-    const active = this.#activeRuns(job.name);
+    // Allow creates the run whatever else is active: only the other policies read the active runs.
+    const active = job.concurrencyPolicy === 'Allow' ? NO_RUNS : this.#activeRuns(job.name);
     if (active.length > 0 && job.concurrencyPolicy === 'Forbid') {
       return { outcome: 'skipped', job: this.#advance(job, input, job.skipped + 1), active: active.map((run) => run.id) };
     }
