@@ -29,7 +29,7 @@ import { firstBackfillTick, initialCursor } from './planner.js';
 import { manualRunId } from './run-id.js';
 import { createRuntime, type Runtime } from './runtime.js';
 import { batchesOf, sameSpec } from './store-rules.js';
-import { ACTIVE_STATUSES, UPSERT_BATCH, type JobRecord, type JobSpec, type JsonValue, type Store, type UpsertJobInput } from './store.js';
+import { ACTIVE_STATUSES, UPSERT_BATCH, type JobRecord, type JobSpec, type JsonValue, type RunRecord, type Store, type UpsertJobInput } from './store.js';
 import type {
   BackfillOptions,
   JobDefinition,
@@ -307,8 +307,10 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
         if (job.suspend !== undefined) input.suspended = job.suspend;
         return input;
       });
-      if ((await io('upsertJobs', () => store.upsertJobs(inputs))) === undefined) return; // reported; the next heartbeat retries
+      const results = await io('upsertJobs', () => store.upsertJobs(inputs));
+      if (results === undefined) return; // reported; the next heartbeat retries
       for (const { job } of batch) if (this.#jobs.get(job.name) === job) this.#unsynced.delete(job.name);
+      for (const { cancelled } of results) this.#reportSuspended(cancelled ?? []);
     }
     this.#executor.poke();
   }
@@ -317,7 +319,12 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     parseInput(nameSchema, name, `${method}(name)`);
     const result = await this.#rt.call('setSuspended', () => this.#rt.store.setSuspended({ name, suspended, now: this.#rt.clock.now() }));
     if (result === undefined) throw new JobNotFoundError(name);
-    for (const run of result.cancelled) safeEmit(this, 'run:cancelled', { run: toRunInfo(run), reason: 'suspended' });
+    this.#reportSuspended(result.cancelled);
+  }
+
+  /** Runs created ahead of a tick still to come, cancelled by suspending their job. */
+  #reportSuspended(cancelled: readonly RunRecord[]): void {
+    for (const run of cancelled) safeEmit(this, 'run:cancelled', { run: toRunInfo(run), reason: 'suspended' });
   }
 
   async #requireJob(name: string): Promise<JobRecord> {

@@ -53,6 +53,8 @@ export interface UpsertJobResult {
   readonly job: JobRecord;
   /** True when the job did not exist. */
   readonly created: boolean;
+  /** Present when the input suspended an existing job that had runs created ahead of a tick still to come: those runs, cancelled as `setSuspended` cancels them. */
+  readonly cancelled?: readonly RunRecord[];
 }
 
 /** The most inputs the scheduler hands one `upsertJobs` call. */
@@ -258,8 +260,10 @@ export interface Store {
    * transaction; it need not). For each input: creates the job with
    * `initialCursor`, zero counters and no backfills, or replaces an existing job's
    * spec as a whole (a field absent from the new spec is removed), keeping its
-   * cursor, counters, history and backfills; sets `suspended` only when given;
-   * notifies `job-changed`. Resolves one result per input, in order. The scheduler
+   * cursor, counters, history and backfills; sets `suspended` only when given
+   * (suspending an existing job cancels its runs created ahead of a tick still to
+   * come, at the input's `now`, as `setSuspended` does, and the result lists them in
+   * `cancelled`); notifies `job-changed`. Resolves one result per input, in order. The scheduler
    * sends at most `UPSERT_BATCH` inputs per call, so a restart that changes 100,000
    * jobs costs hundreds of store calls, not 100,000.
    */

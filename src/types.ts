@@ -89,7 +89,8 @@ export interface JobDefinition<Data extends JsonValue = JsonValue> {
   readonly startingDeadline?: Duration;
   /**
    * Sets the shared suspend flag on every registration. Omit it to leave the flag to
-   * `pause()`/`resume()` (a new job starts active).
+   * `pause()`/`resume()` (a new job starts active). Suspending this way cancels a run
+   * created ahead of a tick still to come, as `pause()` does.
    */
   readonly suspend?: boolean;
   /** Retry policy; `false` means no retries. */

@@ -87,12 +87,9 @@ export class MemoryStore implements Store {
     const changed = copyJob(job);
     changed.suspended = suspended;
     this.#tables.putJob(changed);
-    const ahead = suspended ? this.#activeRuns(name).filter((run) => isCreatedAhead(run, now)) : [];
-    const cancelled = ahead.map((run) => lifecycle.endRun(this.#tables, run, { status: 'cancelled' }, now));
-    const next = this.#tables.job(name) as JobRecord;
-    if (cancelled.length > 0) lifecycle.prune(this.#tables, next);
+    const cancelled = suspended ? this.#cancelAhead(name, now) : [];
     this.#tables.notify({ type: 'job-changed', jobName: name });
-    return { job: next, cancelled };
+    return { job: this.#tables.job(name) as JobRecord, cancelled };
   }
 
   async scheduleRun(input: ScheduleRunInput): Promise<ScheduleRunResult> {
@@ -234,8 +231,17 @@ export class MemoryStore implements Store {
           },
     );
     this.#tables.putJob(job);
+    const cancelled = existing !== undefined && input.suspended === true ? this.#cancelAhead(job.name, input.now) : [];
     this.#tables.notify({ type: 'job-changed', jobName: job.name });
-    return { job, created: existing === undefined };
+    return cancelled.length === 0 ? { job, created: existing === undefined } : { job: this.#tables.job(job.name) as JobRecord, created: false, cancelled };
+  }
+
+  /** Suspending: cancels the job's runs created ahead of a tick still to come, and prunes its history. */
+  #cancelAhead(name: string, now: number): RunRecord[] {
+    const ahead = this.#activeRuns(name).filter((run) => isCreatedAhead(run, now));
+    const cancelled = ahead.map((run) => lifecycle.endRun(this.#tables, run, { status: 'cancelled' }, now));
+    if (cancelled.length > 0) lifecycle.prune(this.#tables, this.#tables.job(name) as JobRecord);
+    return cancelled;
   }
 
   #activeRuns(jobName: string): RunRecord[] {

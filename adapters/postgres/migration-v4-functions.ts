@@ -39,6 +39,43 @@ function insertRun(s: string, readyAt: string): string {
     RETURNING * INTO v_run;`;
 }
 
+/**
+ * `upsert_job`, created with `create` (`CREATE`, or `CREATE OR REPLACE` to redefine
+ * it); migration 7 adds `suspending`: a statement run after the upsert, with
+ * `v_cancelled` declared, and what it adds to the result.
+ */
+export function upsertJobFunction(n: SqlNames, create: string, suspending?: { statement: string; result: string }): string {
+  const s = n.schema;
+  return `${create} FUNCTION ${s}.upsert_job(p_job text, p_schedule jsonb, p_timezone text, p_policy text, p_deadline bigint,
+    p_history_succeeded integer, p_history_failed integer, p_history_ttl bigint, p_pending_timeout bigint,
+    p_fan_out_completions integer, p_fan_out_parallelism integer, p_fan_out_retry_limit integer,
+    p_now bigint, p_cursor bigint, p_suspended boolean)
+  RETURNS json LANGUAGE plpgsql AS $fn$
+DECLARE v_job ${s}.jobs; v_created boolean;${suspending === undefined ? '' : ` v_cancelled json[] := '{}';`}
+BEGIN
+  INSERT INTO ${s}.jobs AS t (name, schedule, timezone, concurrency_policy, starting_deadline_ms,
+      history_succeeded, history_failed, history_ttl_ms, pending_timeout_ms,
+      fan_out_completions, fan_out_parallelism, fan_out_retry_limit, suspended, created_at, cursor_at)
+    VALUES (p_job, p_schedule, p_timezone, p_policy, p_deadline, p_history_succeeded, p_history_failed, p_history_ttl,
+      p_pending_timeout, p_fan_out_completions, p_fan_out_parallelism, p_fan_out_retry_limit,
+      COALESCE(p_suspended, false), p_now, p_cursor)
+    ON CONFLICT (name) DO UPDATE SET schedule = EXCLUDED.schedule, timezone = EXCLUDED.timezone,
+      concurrency_policy = EXCLUDED.concurrency_policy, starting_deadline_ms = EXCLUDED.starting_deadline_ms,
+      history_succeeded = EXCLUDED.history_succeeded, history_failed = EXCLUDED.history_failed,
+      history_ttl_ms = EXCLUDED.history_ttl_ms, pending_timeout_ms = EXCLUDED.pending_timeout_ms,
+      fan_out_completions = EXCLUDED.fan_out_completions, fan_out_parallelism = EXCLUDED.fan_out_parallelism,
+      fan_out_retry_limit = EXCLUDED.fan_out_retry_limit,
+      suspended = COALESCE(p_suspended, t.suspended)
+    RETURNING (t.xmax = 0) INTO v_created;
+  SELECT * INTO v_job FROM ${s}.jobs WHERE name = p_job;
+${suspending?.statement ?? ''}  PERFORM ${s}.notify(json_build_object('type', 'job-changed', 'jobName', p_job));
+  RETURN json_build_object('job', ${s}.job_json(v_job), 'created', v_created${suspending?.result ?? ''});
+END
+$fn$;
+
+`;
+}
+
 /** `schedule_run`, creating its run ready at `readyAt` (see `insertRun`); migration 7 redefines it. */
 export function scheduleRunFunction(n: SqlNames, readyAt: string): string {
   const s = n.schema;
@@ -256,34 +293,7 @@ BEGIN
 END
 $fn$;
 
-CREATE FUNCTION ${s}.upsert_job(p_job text, p_schedule jsonb, p_timezone text, p_policy text, p_deadline bigint,
-    p_history_succeeded integer, p_history_failed integer, p_history_ttl bigint, p_pending_timeout bigint,
-    p_fan_out_completions integer, p_fan_out_parallelism integer, p_fan_out_retry_limit integer,
-    p_now bigint, p_cursor bigint, p_suspended boolean)
-  RETURNS json LANGUAGE plpgsql AS $fn$
-DECLARE v_job ${s}.jobs; v_created boolean;
-BEGIN
-  INSERT INTO ${s}.jobs AS t (name, schedule, timezone, concurrency_policy, starting_deadline_ms,
-      history_succeeded, history_failed, history_ttl_ms, pending_timeout_ms,
-      fan_out_completions, fan_out_parallelism, fan_out_retry_limit, suspended, created_at, cursor_at)
-    VALUES (p_job, p_schedule, p_timezone, p_policy, p_deadline, p_history_succeeded, p_history_failed, p_history_ttl,
-      p_pending_timeout, p_fan_out_completions, p_fan_out_parallelism, p_fan_out_retry_limit,
-      COALESCE(p_suspended, false), p_now, p_cursor)
-    ON CONFLICT (name) DO UPDATE SET schedule = EXCLUDED.schedule, timezone = EXCLUDED.timezone,
-      concurrency_policy = EXCLUDED.concurrency_policy, starting_deadline_ms = EXCLUDED.starting_deadline_ms,
-      history_succeeded = EXCLUDED.history_succeeded, history_failed = EXCLUDED.history_failed,
-      history_ttl_ms = EXCLUDED.history_ttl_ms, pending_timeout_ms = EXCLUDED.pending_timeout_ms,
-      fan_out_completions = EXCLUDED.fan_out_completions, fan_out_parallelism = EXCLUDED.fan_out_parallelism,
-      fan_out_retry_limit = EXCLUDED.fan_out_retry_limit,
-      suspended = COALESCE(p_suspended, t.suspended)
-    RETURNING (t.xmax = 0) INTO v_created;
-  SELECT * INTO v_job FROM ${s}.jobs WHERE name = p_job;
-  PERFORM ${s}.notify(json_build_object('type', 'job-changed', 'jobName', p_job));
-  RETURN json_build_object('job', ${s}.job_json(v_job), 'created', v_created);
-END
-$fn$;
-
-${scheduleRunFunction(n, 'p_now')}CREATE OR REPLACE FUNCTION ${s}.create_run(p_run_id text, p_job text, p_scheduled_at bigint, p_trigger text, p_data json,
+${upsertJobFunction(n, 'CREATE')}${scheduleRunFunction(n, 'p_now')}CREATE OR REPLACE FUNCTION ${s}.create_run(p_run_id text, p_job text, p_scheduled_at bigint, p_trigger text, p_data json,
     p_now bigint)
   RETURNS json LANGUAGE plpgsql AS $fn$
 DECLARE v_job ${s}.jobs; v_run ${s}.runs;

@@ -132,8 +132,12 @@ export class PostgresStore implements Store {
       const raw = (await this.#call('upsert_jobs($1::jsonb)', [JSON.stringify(batch.map(upsertParam))])) as {
         job: unknown;
         created: boolean;
+        cancelled?: unknown;
       }[];
-      for (const result of raw) results.push({ job: toJob(result.job), created: result.created });
+      for (const { job, created, cancelled } of raw) {
+        // `cancelled` is null (or, before migration 7, absent) unless suspending cancelled runs created ahead.
+        results.push(cancelled == null ? { job: toJob(job), created } : { job: toJob(job), created, cancelled: toRuns(cancelled) });
+      }
     }
     return results;
   }

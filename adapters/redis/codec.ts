@@ -159,8 +159,9 @@ export function decodeUpserts(value: unknown, count: number): UpsertJobResult[] 
   const replies = asArray(value, 'upsertJobs reply');
   if (replies.length !== count) throw malformed(`upsertJobs reply (${replies.length} results for ${count} jobs)`);
   return replies.map((reply) => {
-    const [created, job] = asArray(reply, 'upsertJobs result');
-    return { created: asString(created, 'upsertJobs created flag') === '1', job: decodeJob(job) };
+    const [created, job, cancelled] = asArray(reply, 'upsertJobs result');
+    const result = { created: asString(created, 'upsertJobs created flag') === '1', job: decodeJob(job) };
+    return cancelled === undefined ? result : { ...result, cancelled: decodeRuns(cancelled) };
   });
 }
 

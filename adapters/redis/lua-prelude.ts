@@ -291,6 +291,19 @@ local function finalize(run, status, now, errorJson)
   notify({ type = 'run-finished', jobName = jobName, runId = run.id, status = status })
 end
 
+-- Suspending: cancels the job's runs created ahead of a tick still to come (isCreatedAhead in
+-- store-rules.ts). Returns them, flattened.
+local function cancelAhead(name, now)
+  local cancelled = {}
+  for _, run in ipairs(activeRuns(name)) do
+    if run.trigger == 'schedule' and run.status == 'pending' and tonumber(run.scheduledAt) > tonumber(now) then
+      finalize(run, 'cancelled', now, nil)
+      table.insert(cancelled, flat(run))
+    end
+  end
+  return cancelled
+end
+
 -- Applies an attempt's outcome to a plain run: succeeded | failed | retry | released.
 local function finishRun(run, outcome, now, errorJson, retryAt)
   if outcome == 'retry' then

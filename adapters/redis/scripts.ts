@@ -24,7 +24,8 @@ export const UPSERT_ARGC = 13;
  * ARGV: one group of `UPSERT_ARGC` per job, upserted in order: name, specJson,
  * policy, historySucceeded, historyFailed, then the optional historyTtl,
  * pendingTimeout, fanCompletions, fanParallelism, fanRetryLimit ('' when absent),
- * now, initialCursor, suspended ('' | '0' | '1'). Returns { created, job } per job.
+ * now, initialCursor, suspended ('' | '0' | '1'). Returns { created, job } per job,
+ * with a third element, the cancelled runs, when suspending cancelled runs created ahead.
  */
 export const UPSERT_JOBS = script(`
 local results = {}
@@ -46,8 +47,10 @@ for base = 0, #ARGV - 1, ${UPSERT_ARGC} do
   elseif suspended ~= '' then
     redis.call('HSET', key, 'suspended', suspended)
   end
+  local cancelled = not created and suspended == '1' and cancelAhead(name, now) or {}
   notify({ type = 'job-changed', jobName = name })
-  results[#results + 1] = { created and '1' or '0', jobReply(name) }
+  if #cancelled > 0 then results[#results + 1] = { '0', jobReply(name), cancelled }
+  else results[#results + 1] = { created and '1' or '0', jobReply(name) } end
 end
 return results
 `);
@@ -100,16 +103,7 @@ export const SET_SUSPENDED = script(`
 local name, suspended, now = ARGV[1], ARGV[2], ARGV[3]
 if redis.call('EXISTS', jobKey(name)) == 0 then return false end
 redis.call('HSET', jobKey(name), 'suspended', suspended)
-local cancelled = {}
-if suspended == '1' then
-  -- Runs created ahead of a tick still to come (isCreatedAhead in store-rules.ts).
-  for _, run in ipairs(activeRuns(name)) do
-    if run.trigger == 'schedule' and run.status == 'pending' and tonumber(run.scheduledAt) > tonumber(now) then
-      finalize(run, 'cancelled', now, nil)
-      table.insert(cancelled, flat(run))
-    end
-  end
-end
+local cancelled = suspended == '1' and cancelAhead(name, now) or {}
 notify({ type = 'job-changed', jobName = name })
 return { jobReply(name), cancelled }
 `);

@@ -91,6 +91,21 @@ describe('runs created ahead of their tick', () => {
     await scheduler.stop();
   });
 
+  it('a deploy that registers the job with suspend: true cancels its run created ahead', async () => {
+    const { clock, store, scheduler, log } = harness();
+    scheduler.register({ name: 'a', schedule: '*/10 * * * * *', handler: () => {} });
+    await scheduler.start();
+    await clock.advanceTo('2026-01-01T00:00:09.900Z');
+    expect(eventsOf(log, 'run:created')).toEqual(['a.1767225610']);
+    const next = harness({ clock, store });
+    next.scheduler.register({ name: 'a', schedule: '*/10 * * * * *', suspend: true, handler: () => {} });
+    await next.scheduler.start();
+    expect(eventsOf(next.log, 'run:cancelled')).toEqual(['a.1767225610 suspended']);
+    await clock.advanceTo('2026-01-01T00:00:30Z');
+    expect([...eventsOf(log, 'run:started'), ...eventsOf(next.log, 'run:started')]).toEqual([]);
+    await Promise.all([scheduler.stop(), next.scheduler.stop()]);
+  });
+
   it('claims runs created ahead by ID at their tick, without searching the store for them', async () => {
     const { clock, store, scheduler, log } = harness({ leaseMs: 3_600_000 }); // heartbeats (which also search) stay out of the way
     let searches = 0;

@@ -83,6 +83,20 @@ export function planningTests(fx: Fixture): void {
         expect(await store.setSuspended({ name: 'missing', suspended: true, now: T0 })).toBeUndefined();
       }));
 
+    it('an upsert that suspends an existing job cancels its runs created ahead, as setSuspended does', () =>
+      withStore(async (store) => {
+        await job(store, 'a');
+        const ahead = await created(store, 'a', 1, T0 + MINUTE - 200);
+        const now = T0 + MINUTE - 100;
+        expect((await upsertJob(store, { spec: spec('a'), now, initialCursor: now })).cancelled).toBeUndefined();
+        expect((await store.getRun(ahead.id))?.status).toBe('pending');
+        const result = await upsertJob(store, { spec: spec('a'), now, initialCursor: now, suspended: true });
+        expect(result.job).toMatchObject({ suspended: true, cursor: T0 + MINUTE });
+        expect(result.cancelled?.map((run) => [run.id, run.status, run.finishedAt])).toEqual([[ahead.id, 'cancelled', now]]);
+        expect(await store.getRun(ahead.id)).toEqual(result.cancelled?.[0]);
+        expect((await upsertJob(store, { spec: spec('b'), now, initialCursor: now, suspended: true })).cancelled).toBeUndefined();
+      }));
+
     it('suspending cancels the runs created ahead of a tick still to come, and only those', () =>
       withStore(async (store) => {
         await job(store, 'a');
