@@ -239,7 +239,7 @@ export class PlanLoop {
       const decision = this.#decide(record, now);
       if (decision.kind === 'wait') {
         if (record.backfills.length > 0 && (await this.#planBackfill(name, job))) continue;
-        if (decision.wakeAt !== undefined) this.#setDue(name, job, decision.wakeAt - aheadOf(record));
+        if (decision.wakeAt !== undefined) this.#setDue(name, job, decision.wakeAt);
         return;
       }
       const tick = decision.kind === 'run' ? decision.tick : decision.cursor;
@@ -350,8 +350,7 @@ export class PlanLoop {
     if (record.suspended) return undefined;
     if (record.backfills.length > 0) return now;
     const decision = this.#decide(record, now);
-    if (decision.kind !== 'wait') return now;
-    return decision.wakeAt === undefined ? undefined : decision.wakeAt - aheadOf(record);
+    return decision.kind === 'wait' ? decision.wakeAt : now;
   }
 
   /** What the pure planner says of the job at `now`. */

@@ -32,7 +32,7 @@ export interface MissedRange {
 }
 
 export type Plan =
-  /** Nothing due; plan again at `wakeAt` (undefined: the schedule has no more ticks). */
+  /** Nothing due; plan again at `wakeAt` (the next tick, less `aheadMs`; undefined: the schedule has no more ticks). */
   | { readonly kind: 'wait'; readonly wakeAt: number | undefined }
   /** Create the run for `tick` (later than `now` when created ahead) and move the cursor to it. */
   | { readonly kind: 'run'; readonly tick: number; readonly missed?: MissedRange }
@@ -43,7 +43,8 @@ export function plan(input: PlanInput): Plan {
   const first = input.schedule.next(input.cursor);
   if (first === undefined) return { kind: 'wait', wakeAt: undefined };
   // A tick not yet due is created ahead only when nothing earlier is due: a due tick runs now.
-  if (first > input.now) return first <= input.now + (input.aheadMs ?? 0) ? { kind: 'run', tick: first } : { kind: 'wait', wakeAt: first };
+  const aheadMs = input.aheadMs ?? 0;
+  if (first > input.now) return first <= input.now + aheadMs ? { kind: 'run', tick: first } : { kind: 'wait', wakeAt: first - aheadMs };
   const oldestStartable = input.startingDeadlineMs === undefined ? -Infinity : input.now - input.startingDeadlineMs;
   return input.policy === 'CatchUp' ? planCatchUp(input, first, oldestStartable) : planLatest(input, first, oldestStartable);
 }

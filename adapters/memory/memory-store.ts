@@ -86,10 +86,10 @@ export class MemoryStore implements Store {
     if (job === undefined) return undefined;
     const changed = copyJob(job);
     changed.suspended = suspended;
-    this.#tables.putJob(changed);
-    const cancelled = suspended ? this.#cancelAhead(name, now) : [];
+    const next = this.#tables.putJob(changed);
+    const cancelled = suspended ? this.#cancelAhead(next, now) : [];
     this.#tables.notify({ type: 'job-changed', jobName: name });
-    return { job: this.#tables.job(name) as JobRecord, cancelled };
+    return { job: next, cancelled };
   }
 
   async scheduleRun(input: ScheduleRunInput): Promise<ScheduleRunResult> {
@@ -231,16 +231,19 @@ export class MemoryStore implements Store {
           },
     );
     this.#tables.putJob(job);
-    const cancelled = existing !== undefined && input.suspended === true ? this.#cancelAhead(job.name, input.now) : [];
+    const cancelled = existing !== undefined && input.suspended === true ? this.#cancelAhead(job, input.now) : [];
     this.#tables.notify({ type: 'job-changed', jobName: job.name });
-    return cancelled.length === 0 ? { job, created: existing === undefined } : { job: this.#tables.job(job.name) as JobRecord, created: false, cancelled };
+    return cancelled.length === 0 ? { job, created: existing === undefined } : { job, created: false, cancelled };
   }
 
-  /** Suspending: cancels the job's runs created ahead of a tick still to come, and prunes its history. */
-  #cancelAhead(name: string, now: number): RunRecord[] {
-    const ahead = this.#activeRuns(name).filter((run) => isCreatedAhead(run, now));
+  /**
+   * Suspending `job` (as just stored): cancels its runs created ahead of a tick still to
+   * come, and prunes its history. A cancellation leaves the job's record as it is.
+   */
+  #cancelAhead(job: JobRecord, now: number): RunRecord[] {
+    const ahead = this.#activeRuns(job.name).filter((run) => isCreatedAhead(run, now));
     const cancelled = ahead.map((run) => lifecycle.endRun(this.#tables, run, { status: 'cancelled' }, now));
-    if (cancelled.length > 0) lifecycle.prune(this.#tables, this.#tables.job(name) as JobRecord);
+    if (cancelled.length > 0) lifecycle.prune(this.#tables, job);
     return cancelled;
   }
 

@@ -132,11 +132,11 @@ export class PostgresStore implements Store {
       const raw = (await this.#call('upsert_jobs($1::jsonb)', [JSON.stringify(batch.map(upsertParam))])) as {
         job: unknown;
         created: boolean;
-        cancelled?: unknown;
+        cancelled: unknown;
       }[];
       for (const { job, created, cancelled } of raw) {
-        // `cancelled` is null (or, before migration 7, absent) unless suspending cancelled runs created ahead.
-        results.push(cancelled == null ? { job: toJob(job), created } : { job: toJob(job), created, cancelled: toRuns(cancelled) });
+        // `cancelled` is null unless suspending cancelled runs created ahead.
+        results.push(cancelled === null ? { job: toJob(job), created } : { job: toJob(job), created, cancelled: toRuns(cancelled) });
       }
     }
     return results;

@@ -49,8 +49,9 @@ for base = 0, #ARGV - 1, ${UPSERT_ARGC} do
   end
   local cancelled = not created and suspended == '1' and cancelAhead(name, now) or {}
   notify({ type = 'job-changed', jobName = name })
-  if #cancelled > 0 then results[#results + 1] = { '0', jobReply(name), cancelled }
-  else results[#results + 1] = { created and '1' or '0', jobReply(name) } end
+  local result = { created and '1' or '0', jobReply(name) }
+  if #cancelled > 0 then result[3] = cancelled end
+  results[#results + 1] = result
 end
 return results
 `);
