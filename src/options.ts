@@ -258,6 +258,18 @@ export const schedulerOptionsSchema = z
     maxConcurrentRuns: z.number().int('must be an integer').min(1, 'must be 1 or more').or(z.literal(Infinity)).optional(),
     leaseMs: z.number().int('must be an integer').min(100, 'must be at least 100 ms').optional(),
     lock: z.custom<NonNullable<SchedulerOptions['lock']>>(isObject, 'must be a Lock').optional(),
+    logger: z
+      .custom<NonNullable<SchedulerOptions['logger']>>(
+        (value) => value === false || isLogger(value),
+        'must be false or an object with error, warn, info and debug methods (a pino or bunyan logger fits)',
+      )
+      .optional(),
+    telemetry: z
+      .custom<NonNullable<SchedulerOptions['telemetry']>>(
+        (value) => typeof value === 'boolean' || isTelemetryOptions(value),
+        'must be true, false, or { tracerProvider?, meterProvider? } (an OpenTelemetry TracerProvider and MeterProvider)',
+      )
+      .optional(),
   })
   .strict();
 
@@ -285,4 +297,16 @@ export const countArgSchema = z.number().int('must be an integer').min(1, 'must 
 
 function isObject(value: unknown): boolean {
   return typeof value === 'object' && value !== null;
+}
+
+function isLogger(value: unknown): boolean {
+  return isObject(value) && ['error', 'warn', 'info', 'debug'].every((level) => typeof (value as Record<string, unknown>)[level] === 'function');
+}
+
+function isTelemetryOptions(value: unknown): boolean {
+  if (!isObject(value)) return false;
+  const { tracerProvider, meterProvider, ...rest } = value as Record<string, unknown>;
+  const has = (provider: unknown, method: string) =>
+    provider === undefined || (isObject(provider) && typeof (provider as Record<string, unknown>)[method] === 'function');
+  return Object.keys(rest).length === 0 && has(tracerProvider, 'getTracer') && has(meterProvider, 'getMeter');
 }
