@@ -6,14 +6,14 @@ import { stderrLogger } from '../src/logging.js';
 import { FakeClock } from '../src/testing/index.js';
 import { FreezableClock, T0, flakyStore, harness, stopWhileAdvancing } from './helpers.js';
 
-interface Record {
+interface LogRecord {
   readonly level: LogLevel;
   readonly fields: LogFields;
   readonly message: string;
 }
 
-function fakeLogger(): Logger & { records: Record[]; of(event: string): Record[] } {
-  const records: Record[] = [];
+function fakeLogger(): Logger & { records: LogRecord[]; of(event: string): LogRecord[] } {
+  const records: LogRecord[] = [];
   const method = (level: LogLevel) => (fields: LogFields, message: string) => void records.push({ level, fields, message });
   return {
     records,
@@ -200,7 +200,7 @@ describe('a pino logger', () => {
         done();
       },
     });
-    const logger = pino({ level: 'debug', base: undefined, timestamp: false }, sink);
+    const logger = pino({ level: 'debug', base: null, timestamp: false }, sink);
     const flaky = flakyStore();
     flaky.setDown(true);
     const { clock, scheduler } = harness({ store: flaky.store as MemoryStore, logger, instanceId: 'web-1' });
