@@ -47,6 +47,7 @@ export class HealthMonitor {
   #failingSince: number | undefined;
   #lastError: { operation: string; name: string; message: string; at: number } | undefined;
   #lastPlanAt: number | undefined;
+  #failures = 0;
 
   constructor(clock: Clock, log: Log, leaseMs: number) {
     this.#clock = clock;
@@ -57,6 +58,11 @@ export class HealthMonitor {
   /** False while the store's calls fail. */
   get storeOk(): boolean {
     return this.#failingSince === undefined;
+  }
+
+  /** Store calls failed so far: a caller compares two readings to learn whether any failed in between. */
+  get failures(): number {
+    return this.#failures;
   }
 
   /** A store call succeeded. On every store call's path: a clock read and a branch. */
@@ -72,6 +78,7 @@ export class HealthMonitor {
 
   storeFailed(operation: string, error: Error): void {
     const now = this.#clock.now();
+    this.#failures += 1;
     this.#lastError = { operation, name: error.name, message: error.message, at: now };
     if (this.#failingSince === undefined) {
       this.#failingSince = now;

@@ -51,8 +51,9 @@ type State = 'idle' | 'running' | 'stopping';
 /** Above this many pending registrations, a sync reads every stored job first to skip the unchanged ones. */
 const LIST_BEFORE_SYNC = 64;
 /**
- * While the store's calls fail, the heartbeat comes at least this often, so work
- * resumes within about a second of the store coming back, whatever `leaseMs` is.
+ * After a heartbeat in which a store call failed, the next starts this long after
+ * it started, so work resumes within about a second of the store coming back,
+ * whatever `leaseMs` is.
  */
 const STORE_RETRY_MS = 1_000;
 /** `start()` resolves after this long even if the store has not answered yet; the heartbeat goes on trying. */
@@ -292,6 +293,8 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   /** One heartbeat: sync registrations, keep or take the planner lease, renew run leases, look for work. */
   #beat(): Promise<void> {
     this.#heartbeat ??= (async () => {
+      const failures = this.#rt.health.failures;
+      const began = this.#rt.clock.now();
       try {
         if (this.#state === 'running') {
           await this.#sync();
@@ -302,8 +305,11 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       } finally {
         this.#heartbeat = undefined;
         if (this.#state !== 'idle') {
-          const { leaseMs, health } = this.#rt;
-          this.#heartbeatTimer = this.#rt.clock.setTimer(() => void this.#beat(), health.storeOk ? leaseMs / 3 : Math.min(leaseMs / 3, STORE_RETRY_MS));
+          // A store call of this beat failed (even if the store answers again by now, what failed is still undone):
+          // the next beat starts STORE_RETRY_MS after this one started, at once if this one took that long.
+          const { leaseMs, health, clock } = this.#rt;
+          const delay = health.failures === failures ? leaseMs / 3 : Math.max(0, Math.min(leaseMs / 3, STORE_RETRY_MS) - (clock.now() - began));
+          this.#heartbeatTimer = clock.setTimer(() => void this.#beat(), delay);
         }
       }
     })();
