@@ -1,6 +1,6 @@
 import { EventEmitter } from 'eventemitter3';
 import { describe, expect, it } from 'vitest';
-import type { MemoryStore } from '../src/index.js';
+import { MemoryStore, Scheduler } from '../src/index.js';
 import { HealthMonitor } from '../src/health.js';
 import { Log } from '../src/logging.js';
 import { FakeClock } from '../src/testing/index.js';
@@ -54,6 +54,29 @@ describe('scheduler.health()', () => {
     expect(back).toMatchObject({ status: 'ok', planner: true, store: { ok: true, lastOkAt: at('2026-01-01T00:00:41Z') } });
     expect(back.store.lastError?.at).toEqual(at('2026-01-01T00:00:40Z')); // the last failure is kept
     await scheduler.stop();
+  });
+});
+
+describe('start()', () => {
+  it('resolves after 5 s even when the store never answers', async () => {
+    const fake = new FakeClock(T0);
+    // No `track`: the fake clock must not wait for store calls that never settle.
+    const clock = { now: () => fake.now(), setTimer: fake.setTimer.bind(fake), clearTimer: fake.clearTimer.bind(fake), sleep: fake.sleep.bind(fake) };
+    const hanging = new Proxy(new MemoryStore(), {
+      get(target, property, receiver) {
+        const value = Reflect.get(target, property, receiver) as unknown;
+        if (typeof value !== 'function') return value;
+        return property === 'watch' || property === 'lock' ? value.bind(target) : () => new Promise(() => {});
+      },
+    });
+    const scheduler = new Scheduler({ store: hanging, clock, logger: false });
+    let resolved = false;
+    void scheduler.start().then(() => (resolved = true));
+    await fake.advance('4999ms');
+    expect(resolved).toBe(false);
+    await fake.advance('1ms');
+    expect(resolved).toBe(true);
+    expect(scheduler.isRunning).toBe(true);
   });
 });
 

@@ -4,7 +4,8 @@
  * (ioredis, pg, @opentelemetry/api): importing every entry point succeeds, ESM and
  * CommonJS; constructing what needs a missing driver throws DRIVER_MISSING naming
  * it and its install command; esbuild bundles such an app, and the bundle behaves
- * the same. With a driver installed, the same code loads it.
+ * the same. With a driver installed, the same code loads it. It tests dist/ as
+ * `npm run build` left it (CI builds first), and builds it only when it is missing.
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
