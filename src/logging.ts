@@ -125,13 +125,13 @@ export class Log {
 
   /** A running attempt's lease could not be renewed: its handler is aborted (`'lease-lost'`). */
   leaseLost(run: { readonly id: string; readonly jobName: string; readonly attempt: number }, index?: number): void {
-    const fields: Partial<LogFields> = { event: 'run.lease-lost', jobName: run.jobName, runId: run.id, attempt: run.attempt };
+    const fields: Omit<LogFields, 'instanceId'> = { event: 'run.lease-lost', jobName: run.jobName, runId: run.id, attempt: run.attempt };
     this.#write('warn', index === undefined ? fields : { ...fields, index }, `run ${run.id} lost its lease; its handler is aborted`);
   }
 
   /** A run (or index) whose owner went silent was taken back by the planner, to be retried. */
   runRecovered(run: RunInfo, index?: number): void {
-    const fields: Partial<LogFields> = { event: 'run.recovered', jobName: run.jobName, runId: run.id, attempt: run.attempt };
+    const fields: Omit<LogFields, 'instanceId'> = { event: 'run.recovered', jobName: run.jobName, runId: run.id, attempt: run.attempt };
     this.#write('warn', index === undefined ? fields : { ...fields, index }, `run ${run.id} recovered from an owner that went silent; it will be retried`);
   }
 
