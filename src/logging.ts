@@ -7,7 +7,6 @@
  */
 import type { EventEmitter } from 'eventemitter3';
 import type { SchedulerEvents, TickMissedEvent, TickSkippedEvent } from './events.js';
-import type { RunError } from './store.js';
 import type { RunInfo } from './types.js';
 
 /** What each log point is, as the `event` field of its record. */
@@ -64,6 +63,9 @@ export interface Logger {
 }
 
 export type LogLevel = keyof Logger;
+
+/** What a run record keeps of an error (`RunInfo.error`). */
+type RunError = NonNullable<RunInfo['error']>;
 
 /** Error-like values from the store records (`{ name, message }`) become `Error`s, which serializers know. */
 function asError(error: RunError | Error): Error {
