@@ -6,17 +6,26 @@
 import { z } from 'zod';
 import type { Draft } from './draft.js';
 import { parseDuration } from './duration.js';
+import { NAME_PATTERN, RESERVED_NAME_SEGMENTS, reservedSegmentOf } from './run-id.js';
 import { cronProblem, cronSpec, isValidTimeZone } from './schedule/index.js';
 import type { ConcurrencyPolicy, FanOutSpec, HistoryLimits, JsonValue, ScheduleSpec } from './store.js';
 import type { JobDefinition, JobHandler, SchedulerOptions } from './types.js';
 import { parseInput } from './validation.js';
 
-const NAME = /^[A-Za-z0-9_.-]{1,200}$/;
 const MIN_EVERY_MS = 1_000;
 
-export const nameSchema = z
+/**
+ * Any name a store may hold, names an earlier grammar allowed included: what looking
+ * a job up, pausing or removing it takes. Also the grammar of idempotency keys.
+ */
+export const storedNameSchema = z
   .string({ error: 'must be a string' })
-  .regex(NAME, 'must be 1 to 200 letters, digits, "-", "_" or "."');
+  .regex(NAME_PATTERN, 'must be 1 to 200 letters, digits, "-", "_" or "."');
+
+/** A job name under the current grammar, which keeps run IDs unambiguous (run-id.ts): what creates runs takes. */
+export const nameSchema = storedNameSchema.refine((name) => reservedSegmentOf(name) === undefined, {
+  error: `must not have ${RESERVED_NAME_SEGMENTS.map((segment) => `"${segment}"`).join(' or ')} as a dot-separated part (run IDs use them)`,
+});
 
 function durationSchema(min = 0) {
   return z.union([z.number(), z.string()], { error: 'must be a duration (milliseconds or a string like "10s")' }).transform(
@@ -262,7 +271,7 @@ export const schedulerOptionsSchema = z
   .strict();
 
 export const triggerOptionsSchema = z
-  .object({ data: jsonSchema.optional(), idempotencyKey: nameSchema.optional() })
+  .object({ data: jsonSchema.optional(), idempotencyKey: storedNameSchema.optional() })
   .strict();
 
 export const backfillOptionsSchema = z

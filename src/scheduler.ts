@@ -21,6 +21,7 @@ import {
   nameSchema,
   parseJobDefinition,
   schedulerOptionsSchema,
+  storedNameSchema,
   triggerOptionsSchema,
   type NormalizedJob,
 } from './options.js';
@@ -118,7 +119,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
 
   /** Stops handling the job in this process; its state in the store is kept. Returns false if it was not registered. */
   unregister(name: string): boolean {
-    parseInput(nameSchema, name, 'unregister(name)');
+    parseInput(storedNameSchema, name, 'unregister(name)');
     this.#unsynced.delete(name);
     this.#jobNames.delete(name);
     return this.#jobs.delete(name);
@@ -179,7 +180,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   }
 
   async getJob(name: string): Promise<JobInfo | undefined> {
-    parseInput(nameSchema, name, 'getJob(name)');
+    parseInput(storedNameSchema, name, 'getJob(name)');
     const record = await this.#rt.call('getJob', () => this.#rt.store.getJob(name));
     return record === undefined ? undefined : this.#jobInfo(record);
   }
@@ -191,7 +192,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
 
   /** The job's runs, newest first. */
   async listRuns(name: string, options: ListRunsOptions = {}): Promise<RunInfo[]> {
-    parseInput(nameSchema, name, 'listRuns(name)');
+    parseInput(storedNameSchema, name, 'listRuns(name)');
     const parsed = parseInput(listRunsOptionsSchema, options, `listRuns(${JSON.stringify(name)})`);
     const statuses = parsed.status === undefined ? undefined : Array.isArray(parsed.status) ? parsed.status : [parsed.status];
     const runs = await this.#rt.call('listRuns', () =>
@@ -202,7 +203,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
 
   /** The next `count` ticks of the job after now (a run created ahead of its tick is still to come). */
   async nextRuns(name: string, count: number): Promise<Date[]> {
-    parseInput(nameSchema, name, 'nextRuns(name)');
+    parseInput(storedNameSchema, name, 'nextRuns(name)');
     parseInput(countArgSchema, count, 'nextRuns(count)');
     const record = await this.#requireJob(name);
     const schedule = this.#rt.schedules.of(record);
@@ -316,7 +317,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   }
 
   async #setSuspended(method: string, name: string, suspended: boolean): Promise<void> {
-    parseInput(nameSchema, name, `${method}(name)`);
+    parseInput(storedNameSchema, name, `${method}(name)`);
     const result = await this.#rt.call('setSuspended', () => this.#rt.store.setSuspended({ name, suspended, now: this.#rt.clock.now() }));
     if (result === undefined) throw new JobNotFoundError(name);
     this.#reportSuspended(result.cancelled);
