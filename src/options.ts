@@ -1,11 +1,13 @@
 /**
- * zod schemas for every public input, and their normalized forms: durations in
- * milliseconds, instants in epoch milliseconds, schedules in their stored shape.
- * `parseInput` turns a failed parse into a `ValidationError` naming field and value.
+ * zod schemas for every public input, and their normalized forms: durations and
+ * instants in whole milliseconds (see duration.ts and instant.ts: no fraction ever
+ * reaches a store), schedules in their stored shape. `parseInput` turns a failed
+ * parse into a `ValidationError` naming field and value.
  */
 import { z } from 'zod';
 import type { Draft } from './draft.js';
 import { parseDuration } from './duration.js';
+import { readInstant } from './instant.js';
 import { NAME_PATTERN, RESERVED_NAME_SEGMENTS, reservedSegmentOf } from './run-id.js';
 import { cronProblem, cronSpec, isValidTimeZone } from './schedule/index.js';
 import type { ConcurrencyPolicy, FanOutSpec, HistoryLimits, JsonValue, ScheduleSpec } from './store.js';
@@ -27,6 +29,8 @@ export const nameSchema = storedNameSchema.refine((name) => reservedSegmentOf(na
   error: `must not have ${RESERVED_NAME_SEGMENTS.map((segment) => `"${segment}"`).join(' or ')} as a dot-separated part (run IDs use them)`,
 });
 
+const DURATION_HINT = 'such as 500, "10s" or "1h30m", at most 100 years';
+
 function durationSchema(min = 0) {
   return z.union([z.number(), z.string()], { error: 'must be a duration (milliseconds or a string like "10s")' }).transform(
     (value, ctx) => {
@@ -34,7 +38,7 @@ function durationSchema(min = 0) {
       if (ms === undefined || ms < min) {
         ctx.addIssue({
           code: 'custom',
-          message: min > 0 ? `must be a duration of at least ${min} ms` : 'must be a non-negative duration such as 500, "10s" or "1h30m"',
+          message: min > 0 ? `must be a duration of at least ${min} ms, ${DURATION_HINT}` : `must be a non-negative duration ${DURATION_HINT}`,
         });
         return z.NEVER;
       }
@@ -46,12 +50,12 @@ function durationSchema(min = 0) {
 export const instantSchema = z
   .union([z.date(), z.string(), z.number()], { error: 'must be a Date, an ISO-8601 string or epoch milliseconds' })
   .transform((value, ctx) => {
-    const ms = value instanceof Date ? value.getTime() : typeof value === 'number' ? value : Date.parse(value);
-    if (!Number.isFinite(ms)) {
-      ctx.addIssue({ code: 'custom', message: 'must be a valid instant' });
+    const reading = readInstant(value);
+    if ('problem' in reading) {
+      ctx.addIssue({ code: 'custom', message: reading.problem });
       return z.NEVER;
     }
-    return ms;
+    return reading.ms;
   });
 
 /**

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { EventEmitter } from 'eventemitter3';
 import { MemoryStore } from '../adapters/memory/memory-store.js';
-import { systemClock, type Clock, type TimerHandle } from './clock.js';
+import { systemClock, wholeMillisecondClock, type Clock, type TimerHandle } from './clock.js';
 import type { Draft } from './draft.js';
 import { JobNotFoundError, TickworkError, ValidationError } from './errors.js';
 import { safeEmit, type SchedulerEvents } from './events.js';
@@ -70,7 +70,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     const store: Store = parsed.store ?? new MemoryStore();
     this.#rt = createRuntime({
       store,
-      clock: (parsed.clock as Clock | undefined) ?? systemClock,
+      clock: wholeMillisecondClock((parsed.clock as Clock | undefined) ?? systemClock),
       instanceId: parsed.instanceId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
       leaseMs: parsed.leaseMs ?? 30_000,
       events: this,
