@@ -1,13 +1,15 @@
 /**
  * zod schemas for every public input, and their normalized forms: durations and
  * instants in whole milliseconds (see duration.ts and instant.ts: no fraction ever
- * reaches a store), schedules in their stored shape. `parseInput` turns a failed
- * parse into a `ValidationError` naming field and value.
+ * reaches a store), schedules in their stored shape, `data` as a private frozen
+ * copy (json-value.ts). `parseInput` turns a failed parse into a `ValidationError`
+ * naming field and value.
  */
 import { z } from 'zod';
 import type { Draft } from './draft.js';
 import { parseDuration } from './duration.js';
 import { readInstant } from './instant.js';
+import { copyJsonValue } from './json-value.js';
 import { NAME_PATTERN, RESERVED_NAME_SEGMENTS, reservedSegmentOf } from './run-id.js';
 import { cronProblem, cronSpec, isValidTimeZone } from './schedule/index.js';
 import type { ConcurrencyPolicy, FanOutSpec, HistoryLimits, JsonValue, ScheduleSpec } from './store.js';
@@ -76,35 +78,19 @@ function byShape<T>(pick: (value: unknown) => z.ZodType<T> | undefined, message:
   });
 }
 
-/** Any JSON value; anything else (a Date, a function, NaN, a class instance) is reported at its exact path. */
+/**
+ * Any JSON value, as a frozen copy of its own; anything else (a Date, a function,
+ * NaN, a class instance, a cycle, nesting beyond `MAX_DATA_DEPTH`) is reported at
+ * its exact path.
+ */
 const jsonSchema = z.unknown().transform((value, ctx): JsonValue => {
-  const problem = jsonProblem(value, []);
-  if (problem !== undefined) {
-    ctx.addIssue({ code: 'custom', message: problem.message, path: problem.path });
+  const copy = copyJsonValue(value);
+  if ('problem' in copy) {
+    ctx.addIssue({ code: 'custom', message: copy.problem.message, path: [...copy.problem.path] });
     return z.NEVER;
   }
-  return value as JsonValue;
+  return copy.value;
 });
-
-function jsonProblem(value: unknown, path: PropertyKey[]): { path: PropertyKey[]; message: string } | undefined {
-  if (value === null || typeof value === 'string' || typeof value === 'boolean') return undefined;
-  if (typeof value === 'number') return Number.isFinite(value) ? undefined : { path, message: 'must be a finite number (JSON)' };
-  if (Array.isArray(value)) {
-    for (const [index, item] of value.entries()) {
-      const problem = jsonProblem(item, [...path, index]);
-      if (problem !== undefined) return problem;
-    }
-    return undefined;
-  }
-  if (typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
-    for (const [key, item] of Object.entries(value)) {
-      const problem = jsonProblem(item, [...path, key]);
-      if (problem !== undefined) return problem;
-    }
-    return undefined;
-  }
-  return { path, message: 'must be a JSON value (string, finite number, boolean, null, array or plain object)' };
-}
 
 const policySchema = z.enum(['Allow', 'Forbid', 'Replace', 'CatchUp'], {
   error: 'must be "Allow", "Forbid", "Replace" or "CatchUp"',
