@@ -6,14 +6,16 @@
  * naming field and value.
  */
 import { z } from 'zod';
+import type { Clock } from './clock.js';
 import type { Draft } from './draft.js';
-import { parseDuration } from './duration.js';
+import { MAX_DURATION_MS, parseDuration } from './duration.js';
+import { describeValue, messageOf } from './errors.js';
 import { readInstant } from './instant.js';
 import { copyJsonValue } from './json-value.js';
 import { NAME_PATTERN, RESERVED_NAME_SEGMENTS, reservedSegmentOf } from './run-id.js';
 import { cronProblem, cronSpec, isValidTimeZone } from './schedule/index.js';
-import type { ConcurrencyPolicy, FanOutSpec, HistoryLimits, JsonValue, ScheduleSpec } from './store.js';
-import type { JobDefinition, JobHandler, SchedulerOptions } from './types.js';
+import type { ConcurrencyPolicy, FanOutSpec, HistoryLimits, JsonValue, Lock, ScheduleSpec, Store } from './store.js';
+import type { JobDefinition, JobHandler } from './types.js';
 import { parseInput } from './validation.js';
 
 const MIN_EVERY_MS = 1_000;
@@ -214,8 +216,7 @@ export interface NormalizedJob {
 }
 
 export function parseJobDefinition(input: JobDefinition<never> | JobDefinition): NormalizedJob {
-  const name = typeof (input as { name?: unknown } | undefined)?.name === 'string' ? (input as { name: string }).name : '?';
-  const job = parseInput(jobSchema, input, `register(${JSON.stringify(name)})`);
+  const job = parseInput(jobSchema, input, `register(${describeValue(nameOf(input))})`);
   const schedule: ScheduleSpec =
     typeof job.schedule === 'string'
       ? cronSpec(job.schedule.trim())
@@ -249,14 +250,93 @@ export function parseJobDefinition(input: JobDefinition<never> | JobDefinition):
   return normalized;
 }
 
+/**
+ * An object with these methods: a structural check, so that a store, lock or clock
+ * of your own passes, and a value that is not one fails here naming what it lacks
+ * rather than later, as a `TypeError` reported as a store failure. The methods are
+ * given as a record of every key, so the compiler keeps the lists complete.
+ */
+function implementing<T>(what: string, methods: Record<string, true>) {
+  const names = Object.keys(methods);
+  return z.custom<T>().superRefine((value, ctx) => {
+    if (typeof value !== 'object' || value === null) {
+      ctx.addIssue({ code: 'custom', message: `must be ${what}` });
+      return;
+    }
+    const missing = names.filter((name) => typeof (value as Record<string, unknown>)[name] !== 'function');
+    if (missing.length > 0) {
+      ctx.addIssue({ code: 'custom', message: `must be ${what}, but ${missing.map((name) => `${name}()`).join(', ')} ${missing.length === 1 ? 'is' : 'are'} missing` });
+    }
+  });
+}
+
+const STORE_METHODS: Record<keyof Store, true> = {
+  init: true,
+  close: true,
+  lock: true,
+  upsertJobs: true,
+  getJob: true,
+  listJobs: true,
+  removeJob: true,
+  setSuspended: true,
+  scheduleRun: true,
+  createRun: true,
+  addBackfill: true,
+  scheduleBackfillRun: true,
+  findReadyRuns: true,
+  claimRun: true,
+  renewLease: true,
+  finishAttempt: true,
+  recoverExpiredRuns: true,
+  expirePendingRuns: true,
+  deleteExpiredRuns: true,
+  getRun: true,
+  listRuns: true,
+  listIndices: true,
+  watch: true,
+};
+const LOCK_METHODS: Record<keyof Lock, true> = { acquire: true, renew: true, release: true };
+const CLOCK_METHODS: Record<Exclude<keyof Clock, 'track'>, true> = { now: true, setTimer: true, clearTimer: true, sleep: true };
+
+export const lockSchema = implementing<Lock>('a Lock (acquire, renew, release)', LOCK_METHODS);
+
+const clockSchema = implementing<Clock>('a Clock (now, setTimer, clearTimer, sleep)', CLOCK_METHODS).superRefine((clock, ctx) => {
+  if (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function') return; // reported above
+  if (clock.track !== undefined && typeof clock.track !== 'function') ctx.addIssue({ code: 'custom', path: ['track'], message: 'must be a function when given' });
+  // Read once here: a clock whose time is not epoch milliseconds would corrupt every record it dates.
+  let now: unknown;
+  try {
+    now = clock.now();
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', path: ['now'], message: `must return epoch milliseconds (it threw: ${messageOf(error)})` });
+    return;
+  }
+  if (typeof now !== 'number' || Number.isNaN(new Date(now).getTime())) {
+    ctx.addIssue({ code: 'custom', path: ['now'], message: `must return epoch milliseconds (it returned ${describeValue(now)})` });
+  }
+});
+
+/** 1 to 200 characters, none of them a control character (Postgres refuses NUL) or half a surrogate pair. */
+const INSTANCE_ID = /^[^\p{Cc}\p{Cs}]{1,200}$/u;
+
+/** The `name` of a definition for the heading of its errors, if it has a string one (a hostile getter gets '?'). */
+function nameOf(input: unknown): string {
+  try {
+    const name = (input as { name?: unknown } | null | undefined)?.name;
+    return typeof name === 'string' ? name : '?';
+  } catch {
+    return '?';
+  }
+}
+
 export const schedulerOptionsSchema = z
   .object({
-    store: z.custom<NonNullable<SchedulerOptions['store']>>(isObject, 'must be a Store').optional(),
-    clock: z.custom<NonNullable<SchedulerOptions['clock']>>(isObject, 'must be a Clock').optional(),
-    instanceId: z.string().min(1, 'must not be empty').max(200, 'must be at most 200 characters').optional(),
+    store: implementing<Store>('a Store', STORE_METHODS).optional(),
+    clock: clockSchema.optional(),
+    instanceId: z.string({ error: 'must be a string' }).regex(INSTANCE_ID, 'must be 1 to 200 characters, no control characters').optional(),
     maxConcurrentRuns: z.number().int('must be an integer').min(1, 'must be 1 or more').or(z.literal(Infinity)).optional(),
-    leaseMs: z.number().int('must be an integer').min(100, 'must be at least 100 ms').optional(),
-    lock: z.custom<NonNullable<SchedulerOptions['lock']>>(isObject, 'must be a Lock').optional(),
+    leaseMs: z.number().int('must be an integer').min(100, 'must be at least 100 ms').max(MAX_DURATION_MS, 'must be at most 100 years').optional(),
+    lock: lockSchema.optional(),
   })
   .strict();
 
@@ -281,7 +361,3 @@ export const listRunsOptionsSchema = z
   .strict();
 
 export const countArgSchema = z.number().int('must be an integer').min(1, 'must be 1 or more').max(10_000, 'must be at most 10000');
-
-function isObject(value: unknown): boolean {
-  return typeof value === 'object' && value !== null;
-}

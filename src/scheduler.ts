@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { EventEmitter } from 'eventemitter3';
 import { MemoryStore } from '../adapters/memory/memory-store.js';
-import { systemClock, wholeMillisecondClock, type Clock, type TimerHandle } from './clock.js';
+import { systemClock, wholeMillisecondClock, type TimerHandle } from './clock.js';
 import type { Draft } from './draft.js';
 import { JobNotFoundError, TickworkError, ValidationError } from './errors.js';
 import { safeEmit, type SchedulerEvents } from './events.js';
@@ -18,6 +18,7 @@ import {
   backfillOptionsSchema,
   countArgSchema,
   listRunsOptionsSchema,
+  lockSchema,
   nameSchema,
   parseJobDefinition,
   schedulerOptionsSchema,
@@ -70,12 +71,12 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     const store: Store = parsed.store ?? new MemoryStore();
     this.#rt = createRuntime({
       store,
-      clock: wholeMillisecondClock((parsed.clock as Clock | undefined) ?? systemClock),
+      clock: wholeMillisecondClock(parsed.clock ?? systemClock),
       instanceId: parsed.instanceId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
       leaseMs: parsed.leaseMs ?? 30_000,
       events: this,
     });
-    this.#planLoop = new PlanLoop(this.#rt, parsed.lock ?? store.lock());
+    this.#planLoop = new PlanLoop(this.#rt, parsed.lock ?? parseInput(lockSchema, store.lock(), 'new Scheduler(): store.lock()'));
     this.#executor = new Executor(this.#rt, this.#jobs, this.#jobNames, parsed.maxConcurrentRuns ?? Infinity);
   }
 
