@@ -6,7 +6,10 @@
  */
 import { ValidationError } from './errors.js';
 
-/** Milliseconds, or a string of `<number><unit>` pairs: `'500ms'`, `'10s'`, `'5m'`, `'2h'`, `'1d'`, `'1h30m'`. */
+/**
+ * Milliseconds, or a string of `<number><unit>` pairs: `'500ms'`, `'10s'`, `'5m'`, `'2h'`,
+ * `'1d'`, `'1h30m'`. Rounded to whole milliseconds; 0 to 100 years.
+ */
 export type Duration = number | string;
 
 const UNIT_MS = {
