@@ -5,7 +5,7 @@
  */
 import type { Clock, TimerHandle } from './clock.js';
 import { RunAbortedError, type AbortReason } from './errors.js';
-import { RUN_TIMEOUT_ERROR_NAME } from './events.js';
+import { RUN_TIMEOUT_ERROR_NAME, isThenable } from './events.js';
 import { cloneJson } from './json-value.js';
 import { LazyAbort } from './lazy-abort.js';
 import type { NormalizedJob } from './options.js';
@@ -137,14 +137,6 @@ function threw(abort: LazyAbort, error: unknown): Ending {
 
 function aborted(abort: LazyAbort): Ending {
   return { kind: 'aborted', reason: abort.reason as AbortReason };
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    value !== null &&
-    (typeof value === 'object' || typeof value === 'function') &&
-    typeof (value as { then?: unknown }).then === 'function'
-  );
 }
 
 /**

@@ -31,7 +31,7 @@ const PART = /(\d+(?:\.\d+)?)(ms|s|m|h|d|w)/y;
 export const MAX_DURATION_MS = 36_525 * 86_400_000;
 
 /** How the boundary describes the durations it accepts. */
-export const DURATION_RANGE = `0 to ${MAX_DURATION_MS} ms (100 years)`;
+const DURATION_RANGE = `0 to ${MAX_DURATION_MS} ms (100 years)`;
 
 /**
  * Parses a duration to whole milliseconds, or returns `undefined` when the input is

@@ -114,7 +114,8 @@ function listenerFailed(emitter: EventEmitter<SchedulerEvents>, event: keyof Sch
   safeEmit(emitter, 'error', new TickworkError('LISTENER', `a "${event}" listener ${how}: ${messageOf(cause)}`, { cause }));
 }
 
-function isThenable(value: unknown): value is PromiseLike<unknown> {
+/** True for a promise, or anything else with a `then` method (reading `then` may throw: callers catch). */
+export function isThenable(value: unknown): value is PromiseLike<unknown> {
   return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }
 

@@ -6,6 +6,7 @@
  * does to `ctx.data` reaches a later run. Every store thus gives a run the data
  * it was given, the memory store (which keeps objects, not text) included.
  */
+import { messageOf } from './errors.js';
 import type { JsonValue } from './store.js';
 
 /**
@@ -113,12 +114,4 @@ function cloneObject(value: JsonValue[] | { [key: string]: JsonValue }): JsonVal
     else object[key] = copy;
   }
   return object;
-}
-
-function messageOf(error: unknown): string {
-  try {
-    return error instanceof Error ? error.message : String(error);
-  } catch {
-    return 'an unreadable error';
-  }
 }
