@@ -65,7 +65,8 @@ for (const target of EVERY_STORE) {
         // The same hostile value under a retry policy: retried once, then failed.
         scheduler.register({ name: 'retried', schedule: { at: T0 + 1000 }, retry: { limit: 1, initialDelay: '1s' }, handler: THROWN[1]![1] });
         await scheduler.start();
-        await clock.advance('10s');
+        // Long enough for heartbeats (every 10 s) to find runs whose notifications the server delivered late.
+        await clock.advance('1m');
 
         expect(errors).toEqual([]);
         for (const [i, [label, , name, message]] of THROWN.entries()) {
