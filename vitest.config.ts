@@ -5,6 +5,8 @@ export default defineConfig({
     include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],
     // Multi-process suites run real processes on the real clock; they have their own command.
     exclude: ['test/multi-process/**', 'node_modules/**'],
+    // Fails any test during which an unhandled rejection or uncaught exception happened.
+    setupFiles: ['test/setup/process-guard.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
   },

@@ -5,7 +5,8 @@
  */
 import type { Clock, TimerHandle } from './clock.js';
 import { RunAbortedError, type AbortReason } from './errors.js';
-import { RUN_TIMEOUT_ERROR_NAME } from './events.js';
+import { RUN_TIMEOUT_ERROR_NAME, isThenable } from './events.js';
+import { cloneJson } from './json-value.js';
 import { LazyAbort } from './lazy-abort.js';
 import type { NormalizedJob } from './options.js';
 import {
@@ -138,14 +139,6 @@ function aborted(abort: LazyAbort): Ending {
   return { kind: 'aborted', reason: abort.reason as AbortReason };
 }
 
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    value !== null &&
-    (typeof value === 'object' || typeof value === 'function') &&
-    typeof (value as { then?: unknown }).then === 'function'
-  );
-}
-
 /**
  * The handler's `ctx`. A class, not an object literal with a `signal` getter: V8
  * builds such a literal on a slow path (about a microsecond, on every run). The
@@ -172,7 +165,9 @@ class AttemptContext implements RunContext {
     this.index = index?.index ?? 0;
     this.completions = run.fanOut?.completions ?? 1;
     this.trigger = run.trigger;
-    this.data = run.data ?? job.data;
+    // The run's own data (JSON `null` included) or else the job's; a copy of it, so that a handler that
+    // changes its `ctx.data` changes no later run's. A run without object data copies nothing.
+    this.data = cloneJson(run.data === undefined ? job.data : run.data);
     this.#abort = abort;
   }
 

@@ -6,9 +6,9 @@
  */
 import type { NormalizedRetry } from './options.js';
 
-/** The wait before retry `retry` (1-based) of run `runId`. */
+/** The wait before retry `retry` (1-based) of run `runId`, in whole milliseconds (a `factor` of 1.1 makes fractions). */
 export function retryDelay(policy: NormalizedRetry, retry: number, runId: string): number {
-  const base = Math.min(policy.initialDelayMs * policy.factor ** (retry - 1), policy.maxDelayMs);
+  const base = Math.round(Math.min(policy.initialDelayMs * policy.factor ** (retry - 1), policy.maxDelayMs));
   if (policy.jitter === 0) return base;
   const unit = hashToUnit(`${runId}#${retry}`) * 2 - 1; // in [-1, 1)
   return Math.max(0, Math.round(base + base * policy.jitter * unit));

@@ -67,3 +67,21 @@ export const systemClock: Clock = Object.freeze({
     return sleepOn(systemClock, duration, signal);
   },
 });
+
+/**
+ * The clock the scheduler's parts read: whole milliseconds, always, so that no
+ * fraction from a custom clock reaches a store (Postgres keeps instants in
+ * `bigint`). The system clock's `Date.now()` is whole already and is used as it
+ * is; any other clock is read through a view that floors its `now()`.
+ */
+export function wholeMillisecondClock(clock: Clock): Clock {
+  if (clock === systemClock) return clock;
+  const view: Clock = {
+    now: () => Math.floor(clock.now()),
+    setTimer: (callback, delayMs) => clock.setTimer(callback, delayMs),
+    clearTimer: (handle) => clock.clearTimer(handle),
+    sleep: (duration, signal) => clock.sleep(duration, signal),
+  };
+  if (clock.track !== undefined) view.track = <T>(work: Promise<T>): Promise<T> => clock.track?.(work) ?? work;
+  return view;
+}

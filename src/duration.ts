@@ -1,10 +1,15 @@
 /**
  * Durations: a number of milliseconds or a compact string such as `'1h30m'`.
- * Parsing is strict: every character must belong to a `<number><unit>` pair.
+ * Parsing is strict: every character must belong to a `<number><unit>` pair. A
+ * duration is whole milliseconds (a fraction is rounded to the nearest one, so
+ * every store gets integers) from 0 to `MAX_DURATION_MS`.
  */
 import { ValidationError } from './errors.js';
 
-/** Milliseconds, or a string of `<number><unit>` pairs: `'500ms'`, `'10s'`, `'5m'`, `'2h'`, `'1d'`, `'1h30m'`. */
+/**
+ * Milliseconds, or a string of `<number><unit>` pairs: `'500ms'`, `'10s'`, `'5m'`, `'2h'`,
+ * `'1d'`, `'1h30m'`. Rounded to whole milliseconds; 0 to 100 years.
+ */
 export type Duration = number | string;
 
 const UNIT_MS = {
@@ -19,16 +24,27 @@ const UNIT_MS = {
 const PART = /(\d+(?:\.\d+)?)(ms|s|m|h|d|w)/y;
 
 /**
- * Parses a duration to milliseconds, or returns `undefined` when the input is not
- * a valid, finite, non-negative duration. Callers at the public boundary turn
+ * The longest duration: 100 years (36,525 days). Longer than any schedule, deadline
+ * or retention means anything, and short enough that adding one to any instant a
+ * `Date` can show stays exact (far below 2^53) and fits every store's integers.
+ */
+export const MAX_DURATION_MS = 36_525 * 86_400_000;
+
+/** How the boundary describes the durations it accepts. */
+const DURATION_RANGE = `0 to ${MAX_DURATION_MS} ms (100 years)`;
+
+/**
+ * Parses a duration to whole milliseconds, or returns `undefined` when the input is
+ * not a duration from 0 to `MAX_DURATION_MS`. Callers at the public boundary turn
  * `undefined` into a `ValidationError` naming the field.
  */
 export function parseDuration(input: Duration): number | undefined {
-  if (typeof input === 'number') {
-    return Number.isFinite(input) && input >= 0 ? input : undefined;
-  }
-  if (typeof input !== 'string') return undefined;
-  const text = input.trim();
+  const ms = typeof input === 'number' ? input : typeof input === 'string' ? parseText(input.trim()) : undefined;
+  // `+ 0` turns -0 into 0.
+  return ms !== undefined && ms >= 0 && ms <= MAX_DURATION_MS ? Math.round(ms) + 0 : undefined;
+}
+
+function parseText(text: string): number | undefined {
   if (text === '') return undefined;
   if (/^\d+(\.\d+)?$/.test(text)) return Number(text);
   let total = 0;
@@ -38,14 +54,14 @@ export function parseDuration(input: Duration): number | undefined {
     if (match === null) return undefined;
     total += Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
   }
-  return Number.isFinite(total) ? Math.round(total) : undefined;
+  return total;
 }
 
 /** Parses a duration argument or throws a `ValidationError` naming it, headed by `context` (e.g. `sleep`). */
 export function requireDuration(duration: Duration, context: string): number {
   const ms = parseDuration(duration);
   if (ms === undefined) {
-    throw new ValidationError(context, [{ path: 'duration', message: 'must be a non-negative duration', value: duration }]);
+    throw new ValidationError(context, [{ path: 'duration', message: `must be a duration of ${DURATION_RANGE}`, value: duration }]);
   }
   return ms;
 }

@@ -46,19 +46,77 @@ function formatIssue(issue: ValidationIssue): string {
   return `${where}${issue.message} (got ${describeValue(issue.value)})`;
 }
 
-/** A short, safe rendering of a user value for an error message. */
+/** A short rendering of a user value for an error message. Total: whatever the value, it returns a string. */
 export function describeValue(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}...` : value);
-  if (typeof value === 'function') return 'a function';
-  if (value instanceof Date) return Number.isNaN(value.getTime()) ? 'Invalid Date' : value.toISOString();
-  if (typeof value === 'bigint') return `${value}n`;
-  if (value === undefined) return 'undefined';
+  return typeof value === 'string' ? JSON.stringify(shorten(value, 80)) : renderValue(value, 80);
+}
+
+/**
+ * A value as text, at most `limit` characters: a string as it is, a number as
+ * JavaScript shows it (`NaN`, `-Infinity`, `-0`), a bigint with its `n`, an object
+ * as JSON. Total: a cyclic object, a Proxy whose traps throw, or an object that
+ * cannot be converted to a primitive still get a description, never an exception.
+ */
+export function renderValue(value: unknown, limit: number): string {
   try {
-    const json = JSON.stringify(value);
-    return json === undefined ? String(value) : json.length > 80 ? `${json.slice(0, 77)}...` : json;
+    return shorten(render(value), limit);
   } catch {
-    return Object.prototype.toString.call(value);
+    return 'a value that cannot be shown';
   }
+}
+
+function render(value: unknown): string {
+  switch (typeof value) {
+    case 'string':
+      return value;
+    case 'number':
+      return Object.is(value, -0) ? '-0' : String(value);
+    case 'bigint':
+      return `${value}n`;
+    case 'function':
+      return 'a function';
+    case 'symbol':
+    case 'boolean':
+    case 'undefined':
+      return String(value);
+  }
+  if (value === null) return 'null';
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? 'Invalid Date' : value.toISOString();
+  try {
+    return JSON.stringify(value, jsonReplacer) ?? Object.prototype.toString.call(value);
+  } catch {
+    // A cycle, a throwing getter or toJSON, or too deep to serialize.
+    return `${Object.prototype.toString.call(value)} (not serializable)`;
+  }
+}
+
+/** Shows in JSON what JSON cannot hold, rather than as `null` or an exception. */
+function jsonReplacer(_key: string, value: unknown): unknown {
+  if (typeof value === 'bigint') return `${value}n`;
+  if (typeof value === 'number' && !Number.isFinite(value)) return String(value);
+  return value;
+}
+
+/** `text` cut to `limit` characters with an ellipsis, never between the two halves of a surrogate pair. */
+export function shorten(text: string, limit: number): string {
+  if (text.length <= limit) return text;
+  let end = limit - 3;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end -= 1;
+  return `${text.slice(0, end)}...`;
+}
+
+/** The longest error message tickwork records or reports, in characters; longer ones are cut. */
+export const MAX_MESSAGE_LENGTH = 4_096;
+
+/** The message of a thrown value, for a message of our own. Total, like `renderValue`. */
+export function messageOf(error: unknown): string {
+  try {
+    if (error instanceof Error && typeof error.message === 'string') return shorten(error.message, MAX_MESSAGE_LENGTH);
+  } catch {
+    // A revoked Proxy fails `instanceof`; a getter may throw: render it as a value below.
+  }
+  return renderValue(error, MAX_MESSAGE_LENGTH);
 }
 
 export class JobNotFoundError extends TickworkError {
@@ -97,7 +155,7 @@ export class StoreError extends TickworkError {
   readonly operation: string;
 
   constructor(operation: string, cause: unknown) {
-    super('STORE', `store operation ${operation} failed: ${cause instanceof Error ? cause.message : String(cause)}`, {
+    super('STORE', `store operation ${operation} failed: ${messageOf(cause)}`, {
       cause,
     });
     this.operation = operation;

@@ -1,9 +1,10 @@
 /**
- * The scheduler's typed events, and emitting them so that a throwing listener can
- * never break the loop that emitted: its error is reported on `error` instead.
+ * The scheduler's typed events, and emitting them so that a throwing (or rejecting)
+ * listener can never break the loop that emitted, nor reach the app's
+ * unhandled-rejection path: its error is reported on `error` instead.
  */
 import type { EventEmitter } from 'eventemitter3';
-import { TickworkError } from './errors.js';
+import { MAX_MESSAGE_LENGTH, TickworkError, messageOf, renderValue, shorten } from './errors.js';
 import { PENDING_TIMEOUT_ERROR, type RunError, type RunRecord } from './store.js';
 import type { RunInfo } from './types.js';
 import { toRunInfo } from './views.js';
@@ -83,9 +84,10 @@ export interface SchedulerEvents {
 type Payload<Name extends keyof SchedulerEvents> = Parameters<SchedulerEvents[Name]>[0];
 
 /**
- * Emits `event`; a throwing listener is reported on `error` and the emitter carries on.
- * The payload may be given as a function, built only when someone listens: the hot
- * path of a run emits several events that most apps never subscribe to.
+ * Emits `event`; a listener that throws, or returns a promise that rejects, is
+ * reported on `error` and the emitter carries on. The payload may be given as a
+ * function, built only when someone listens: the hot path of a run emits several
+ * events that most apps never subscribe to.
  */
 export function safeEmit<Name extends keyof SchedulerEvents>(
   emitter: EventEmitter<SchedulerEvents>,
@@ -94,16 +96,27 @@ export function safeEmit<Name extends keyof SchedulerEvents>(
 ): void {
   if (emitter.listenerCount(event) === 0) return;
   // A copy: a listener may remove itself (or others) while this emits.
-  const listeners = emitter.listeners(event) as ((payload: Payload<Name>) => void)[];
+  const listeners = emitter.listeners(event) as ((payload: Payload<Name>) => unknown)[];
   const value = typeof payload === 'function' ? (payload as () => Payload<Name>)() : payload;
   for (const listener of listeners) {
     try {
-      listener.call(emitter, value);
+      const result = listener.call(emitter, value);
+      // An async listener: its rejection is caught here, never left unhandled.
+      if (isThenable(result)) Promise.resolve(result).then(undefined, (cause: unknown) => listenerFailed(emitter, event, 'rejected', cause));
     } catch (cause) {
-      if (event === 'error') continue; // an error listener that throws has nowhere left to report to
-      reportError(emitter, new TickworkError('LISTENER', `a "${event}" listener threw: ${messageOf(cause)}`, { cause }));
+      listenerFailed(emitter, event, 'threw', cause);
     }
   }
+}
+
+function listenerFailed(emitter: EventEmitter<SchedulerEvents>, event: keyof SchedulerEvents, how: string, cause: unknown): void {
+  if (event === 'error') return; // an error listener that fails has nowhere left to report to
+  reportError(emitter, new TickworkError('LISTENER', `a "${event}" listener ${how}: ${messageOf(cause)}`, { cause }));
+}
+
+/** True for a promise, or anything else with a `then` method (reading `then` may throw: callers catch). */
+export function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }
 
 /**
@@ -137,14 +150,53 @@ export function listening(emitter: EventEmitter<SchedulerEvents>, event: keyof S
   return emitter.listenerCount(event) > 0;
 }
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+/** The longest error name a run records, in characters. */
+const MAX_ERROR_NAME_LENGTH = 200;
+
+/**
+ * The `{ name, message }` a run record keeps of a thrown value. Total, so that an
+ * attempt's end is always recorded: an `Error`, or an error-like object with a
+ * string `message` (an `Error` from another realm), keeps its name and message;
+ * any other value (a string, a number, a `Symbol`, a `BigInt`, a cyclic object, a
+ * revoked Proxy) is rendered as text; a getter that throws is described, not
+ * rethrown. Text is cut to `MAX_MESSAGE_LENGTH` (a name to 200 characters) and made
+ * storable by every store: NUL and unpaired surrogates become U+FFFD (a Postgres
+ * `text` refuses NUL).
+ */
+export function toRunError(error: unknown): RunError {
+  if (!isErrorLike(error)) {
+    return { name: 'Error', message: storable(typeof error === 'string' ? error : renderValue(error, MAX_MESSAGE_LENGTH), MAX_MESSAGE_LENGTH) };
+  }
+  let name: unknown;
+  let message: unknown;
+  try {
+    name = (error as { name?: unknown }).name;
+  } catch {
+    name = undefined; // an unreadable name is no reason to lose the message
+  }
+  try {
+    message = (error as { message?: unknown }).message;
+  } catch (cause) {
+    message = `(its message could not be read: ${messageOf(cause)})`;
+  }
+  return {
+    name: typeof name === 'string' && name !== '' ? storable(name, MAX_ERROR_NAME_LENGTH) : 'Error',
+    message: storable(typeof message === 'string' ? message : renderValue(message, MAX_MESSAGE_LENGTH), MAX_MESSAGE_LENGTH),
+  };
 }
 
-/** The `{ name, message }` a run record keeps of a thrown value. */
-export function toRunError(error: unknown): { name: string; message: string } {
-  if (error instanceof Error) return { name: error.name, message: error.message };
-  return { name: 'Error', message: typeof error === 'string' ? error : JSON.stringify(error) ?? String(error) };
+function isErrorLike(value: unknown): value is object {
+  try {
+    return value instanceof Error || (typeof value === 'object' && value !== null && typeof (value as { message?: unknown }).message === 'string');
+  } catch {
+    return false; // a revoked Proxy, or a `message` getter that throws on an object that is not an Error
+  }
+}
+
+const UNSTORABLE = /\0|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+function storable(text: string, limit: number): string {
+  return shorten(text, limit).replace(UNSTORABLE, '\uFFFD');
 }
 
 /** The name of the error a run gets when its whole-run `timeout` passes. */

@@ -14,6 +14,7 @@
 import { abortAttempt, createAttempt, finishOf, renewalOf, runHandler, timeoutError, type Attempt, type Ending } from './attempt.js';
 import { retryDelay } from './backoff.js';
 import type { TimerHandle } from './clock.js';
+import { messageOf } from './errors.js';
 import { listening, reportError, runFailedEvent, safeEmit, toRunError } from './events.js';
 import type { NormalizedJob } from './options.js';
 import { MAX_WAIT_MS, type Runtime } from './runtime.js';
@@ -235,7 +236,7 @@ export class Executor {
   }
 
   readonly #reportCrash = (error: unknown): void => {
-    reportError(this.#rt.events, error instanceof Error ? error : new Error(String(error)));
+    reportError(this.#rt.events, error instanceof Error ? error : new Error(messageOf(error)));
   };
 
   async #execute(attempt: Attempt): Promise<void> {
@@ -255,7 +256,14 @@ export class Executor {
       if (listening(events, 'run:started')) {
         safeEmit(events, 'run:started', index === undefined ? { run: toRunInfo(run) } : { run: toRunInfo(run), index: index.index });
       }
-      const ending = await runHandler(attempt, clock, this.#interval(run));
+      let ending: Ending;
+      try {
+        ending = await runHandler(attempt, clock, this.#interval(run));
+      } catch (error) {
+        // Not the handler (its throws are endings of their own): the clock or the schedule threw. The
+        // attempt failed all the same, and is recorded under the retry policy rather than left running.
+        ending = { kind: 'threw', error };
+      }
       await this.#conclude(attempt, ending);
     } finally {
       this.#attempts.delete(attempt.key);

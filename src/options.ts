@@ -1,22 +1,39 @@
 /**
- * zod schemas for every public input, and their normalized forms: durations in
- * milliseconds, instants in epoch milliseconds, schedules in their stored shape.
- * `parseInput` turns a failed parse into a `ValidationError` naming field and value.
+ * zod schemas for every public input, and their normalized forms: durations and
+ * instants in whole milliseconds (see duration.ts and instant.ts: no fraction ever
+ * reaches a store), schedules in their stored shape, `data` as a private frozen
+ * copy (json-value.ts). `parseInput` turns a failed parse into a `ValidationError`
+ * naming field and value.
  */
 import { z } from 'zod';
+import type { Clock } from './clock.js';
 import type { Draft } from './draft.js';
-import { parseDuration } from './duration.js';
+import { MAX_DURATION_MS, parseDuration } from './duration.js';
+import { describeValue, messageOf } from './errors.js';
+import { readInstant } from './instant.js';
+import { copyJsonValue } from './json-value.js';
+import { NAME_PATTERN, RESERVED_NAME_SEGMENTS, reservedSegmentOf } from './run-id.js';
 import { cronProblem, cronSpec, isValidTimeZone } from './schedule/index.js';
-import type { ConcurrencyPolicy, FanOutSpec, HistoryLimits, JsonValue, ScheduleSpec } from './store.js';
+import type { ConcurrencyPolicy, FanOutSpec, HistoryLimits, JsonValue, Lock, ScheduleSpec, Store } from './store.js';
 import type { JobDefinition, JobHandler, SchedulerOptions } from './types.js';
 import { parseInput } from './validation.js';
 
-const NAME = /^[A-Za-z0-9_.-]{1,200}$/;
 const MIN_EVERY_MS = 1_000;
 
-export const nameSchema = z
+/**
+ * Any name a store may hold, names an earlier grammar allowed included: what looking
+ * a job up, pausing or removing it takes. Also the grammar of idempotency keys.
+ */
+export const storedNameSchema = z
   .string({ error: 'must be a string' })
-  .regex(NAME, 'must be 1 to 200 letters, digits, "-", "_" or "."');
+  .regex(NAME_PATTERN, 'must be 1 to 200 letters, digits, "-", "_" or "."');
+
+/** A job name under the current grammar, which keeps run IDs unambiguous (run-id.ts): what creates runs takes. */
+export const nameSchema = storedNameSchema.refine((name) => reservedSegmentOf(name) === undefined, {
+  error: `must not have ${RESERVED_NAME_SEGMENTS.map((segment) => `"${segment}"`).join(' or ')} as a dot-separated part (run IDs use them)`,
+});
+
+const DURATION_HINT = 'such as 500, "10s" or "1h30m", at most 100 years';
 
 function durationSchema(min = 0) {
   return z.union([z.number(), z.string()], { error: 'must be a duration (milliseconds or a string like "10s")' }).transform(
@@ -25,7 +42,7 @@ function durationSchema(min = 0) {
       if (ms === undefined || ms < min) {
         ctx.addIssue({
           code: 'custom',
-          message: min > 0 ? `must be a duration of at least ${min} ms` : 'must be a non-negative duration such as 500, "10s" or "1h30m"',
+          message: min > 0 ? `must be a duration of at least ${min} ms, ${DURATION_HINT}` : `must be a non-negative duration ${DURATION_HINT}`,
         });
         return z.NEVER;
       }
@@ -37,12 +54,12 @@ function durationSchema(min = 0) {
 export const instantSchema = z
   .union([z.date(), z.string(), z.number()], { error: 'must be a Date, an ISO-8601 string or epoch milliseconds' })
   .transform((value, ctx) => {
-    const ms = value instanceof Date ? value.getTime() : typeof value === 'number' ? value : Date.parse(value);
-    if (!Number.isFinite(ms)) {
-      ctx.addIssue({ code: 'custom', message: 'must be a valid instant' });
+    const reading = readInstant(value);
+    if ('problem' in reading) {
+      ctx.addIssue({ code: 'custom', message: reading.problem });
       return z.NEVER;
     }
-    return ms;
+    return reading.ms;
   });
 
 /**
@@ -63,35 +80,19 @@ function byShape<T>(pick: (value: unknown) => z.ZodType<T> | undefined, message:
   });
 }
 
-/** Any JSON value; anything else (a Date, a function, NaN, a class instance) is reported at its exact path. */
+/**
+ * Any JSON value, as a frozen copy of its own; anything else (a Date, a function,
+ * NaN, a class instance, a cycle, nesting beyond `MAX_DATA_DEPTH`) is reported at
+ * its exact path.
+ */
 const jsonSchema = z.unknown().transform((value, ctx): JsonValue => {
-  const problem = jsonProblem(value, []);
-  if (problem !== undefined) {
-    ctx.addIssue({ code: 'custom', message: problem.message, path: problem.path });
+  const copy = copyJsonValue(value);
+  if ('problem' in copy) {
+    ctx.addIssue({ code: 'custom', message: copy.problem.message, path: [...copy.problem.path] });
     return z.NEVER;
   }
-  return value as JsonValue;
+  return copy.value;
 });
-
-function jsonProblem(value: unknown, path: PropertyKey[]): { path: PropertyKey[]; message: string } | undefined {
-  if (value === null || typeof value === 'string' || typeof value === 'boolean') return undefined;
-  if (typeof value === 'number') return Number.isFinite(value) ? undefined : { path, message: 'must be a finite number (JSON)' };
-  if (Array.isArray(value)) {
-    for (const [index, item] of value.entries()) {
-      const problem = jsonProblem(item, [...path, index]);
-      if (problem !== undefined) return problem;
-    }
-    return undefined;
-  }
-  if (typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
-    for (const [key, item] of Object.entries(value)) {
-      const problem = jsonProblem(item, [...path, key]);
-      if (problem !== undefined) return problem;
-    }
-    return undefined;
-  }
-  return { path, message: 'must be a JSON value (string, finite number, boolean, null, array or plain object)' };
-}
 
 const policySchema = z.enum(['Allow', 'Forbid', 'Replace', 'CatchUp'], {
   error: 'must be "Allow", "Forbid", "Replace" or "CatchUp"',
@@ -215,8 +216,7 @@ export interface NormalizedJob {
 }
 
 export function parseJobDefinition(input: JobDefinition<never> | JobDefinition): NormalizedJob {
-  const name = typeof (input as { name?: unknown } | undefined)?.name === 'string' ? (input as { name: string }).name : '?';
-  const job = parseInput(jobSchema, input, `register(${JSON.stringify(name)})`);
+  const job = parseInput(jobSchema, input, `register(${describeValue(nameOf(input))})`);
   const schedule: ScheduleSpec =
     typeof job.schedule === 'string'
       ? cronSpec(job.schedule.trim())
@@ -250,14 +250,93 @@ export function parseJobDefinition(input: JobDefinition<never> | JobDefinition):
   return normalized;
 }
 
+/**
+ * An object with these methods: a structural check, so that a store, lock or clock
+ * of your own passes, and a value that is not one fails here naming what it lacks
+ * rather than later, as a `TypeError` reported as a store failure. The methods are
+ * given as a record of every key, so the compiler keeps the lists complete.
+ */
+function implementing<T>(what: string, methods: Record<string, true>) {
+  const names = Object.keys(methods);
+  return z.custom<T>().superRefine((value, ctx) => {
+    if (typeof value !== 'object' || value === null) {
+      ctx.addIssue({ code: 'custom', message: `must be ${what}` });
+      return;
+    }
+    const missing = names.filter((name) => typeof (value as Record<string, unknown>)[name] !== 'function');
+    if (missing.length > 0) {
+      ctx.addIssue({ code: 'custom', message: `must be ${what}, but ${missing.map((name) => `${name}()`).join(', ')} ${missing.length === 1 ? 'is' : 'are'} missing` });
+    }
+  });
+}
+
+const STORE_METHODS: Record<keyof Store, true> = {
+  init: true,
+  close: true,
+  lock: true,
+  upsertJobs: true,
+  getJob: true,
+  listJobs: true,
+  removeJob: true,
+  setSuspended: true,
+  scheduleRun: true,
+  createRun: true,
+  addBackfill: true,
+  scheduleBackfillRun: true,
+  findReadyRuns: true,
+  claimRun: true,
+  renewLease: true,
+  finishAttempt: true,
+  recoverExpiredRuns: true,
+  expirePendingRuns: true,
+  deleteExpiredRuns: true,
+  getRun: true,
+  listRuns: true,
+  listIndices: true,
+  watch: true,
+};
+const LOCK_METHODS: Record<keyof Lock, true> = { acquire: true, renew: true, release: true };
+const CLOCK_METHODS: Record<Exclude<keyof Clock, 'track'>, true> = { now: true, setTimer: true, clearTimer: true, sleep: true };
+
+export const lockSchema = implementing<Lock>('a Lock (acquire, renew, release)', LOCK_METHODS);
+
+const clockSchema = implementing<Clock>('a Clock (now, setTimer, clearTimer, sleep)', CLOCK_METHODS).superRefine((clock, ctx) => {
+  if (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function') return; // reported above
+  if (clock.track !== undefined && typeof clock.track !== 'function') ctx.addIssue({ code: 'custom', path: ['track'], message: 'must be a function when given' });
+  // Read once here: a clock whose time is not epoch milliseconds would corrupt every record it dates.
+  let now: unknown;
+  try {
+    now = clock.now();
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', path: ['now'], message: `must return epoch milliseconds (it threw: ${messageOf(error)})` });
+    return;
+  }
+  if (typeof now !== 'number' || Number.isNaN(new Date(now).getTime())) {
+    ctx.addIssue({ code: 'custom', path: ['now'], message: `must return epoch milliseconds (it returned ${describeValue(now)})` });
+  }
+});
+
+/** 1 to 200 characters, none of them a control character (Postgres refuses NUL) or half a surrogate pair. */
+const INSTANCE_ID = /^[^\p{Cc}\p{Cs}]{1,200}$/u;
+
+/** The `name` of a definition for the heading of its errors, if it has a string one (a hostile getter gets '?'). */
+function nameOf(input: unknown): string {
+  try {
+    const name = (input as { name?: unknown } | null | undefined)?.name;
+    return typeof name === 'string' ? name : '?';
+  } catch {
+    return '?';
+  }
+}
+
 export const schedulerOptionsSchema = z
   .object({
-    store: z.custom<NonNullable<SchedulerOptions['store']>>(isObject, 'must be a Store').optional(),
-    clock: z.custom<NonNullable<SchedulerOptions['clock']>>(isObject, 'must be a Clock').optional(),
-    instanceId: z.string().min(1, 'must not be empty').max(200, 'must be at most 200 characters').optional(),
+    store: implementing<Store>('a Store', STORE_METHODS).optional(),
+    clock: clockSchema.optional(),
+    instanceId: z.string({ error: 'must be a string' }).regex(INSTANCE_ID, 'must be 1 to 200 characters, no control characters').optional(),
     maxConcurrentRuns: z.number().int('must be an integer').min(1, 'must be 1 or more').or(z.literal(Infinity)).optional(),
-    leaseMs: z.number().int('must be an integer').min(100, 'must be at least 100 ms').optional(),
-    lock: z.custom<NonNullable<SchedulerOptions['lock']>>(isObject, 'must be a Lock').optional(),
+    leaseMs: z.number().int('must be an integer').min(100, 'must be at least 100 ms').max(MAX_DURATION_MS, 'must be at most 100 years').optional(),
+    lock: lockSchema.optional(),
     logger: z
       .custom<NonNullable<SchedulerOptions['logger']>>(
         (value) => value === false || isLogger(value),
@@ -274,7 +353,7 @@ export const schedulerOptionsSchema = z
   .strict();
 
 export const triggerOptionsSchema = z
-  .object({ data: jsonSchema.optional(), idempotencyKey: nameSchema.optional() })
+  .object({ data: jsonSchema.optional(), idempotencyKey: storedNameSchema.optional() })
   .strict();
 
 export const backfillOptionsSchema = z

@@ -14,7 +14,8 @@ import type { TimerHandle } from './clock.js';
 import { runFailedEvent, safeEmit } from './events.js';
 import { MinHeap } from './heap.js';
 import { nextBackfillTick, plan, type MissedRange, type Plan } from './planner.js';
-import { backfillRunId, scheduledRunId } from './run-id.js';
+import { ValidationError } from './errors.js';
+import { backfillRunId, isJobName, reservedSegmentOf, scheduledRunId } from './run-id.js';
 import { MAX_WAIT_MS, type Runtime } from './runtime.js';
 import { LEASE_EXPIRED_ERROR, PENDING_TIMEOUT_ERROR, type JobRecord, type Lock, type LockLease, type RunRecord, type ScheduleRunResult, type StoreNotification } from './store.js';
 import { toRunInfo } from './views.js';
@@ -319,6 +320,7 @@ export class PlanLoop {
     this.#jobs.clear();
     this.#heap.clear();
     for (const record of records) {
+      if (!this.#plannable(record)) continue;
       const job: PlannedJob = { record, dueAt: undefined };
       this.#jobs.set(record.name, job);
       const dueAt = this.#firstDue(record, now);
@@ -329,7 +331,7 @@ export class PlanLoop {
   async #reload(name: string): Promise<void> {
     const record = await this.#rt.io('getJob', () => this.#rt.store.getJob(name));
     if (this.#lease === undefined || this.#stopped) return;
-    if (record === undefined) {
+    if (record === undefined || !this.#plannable(record)) {
       this.#jobs.delete(name);
       return;
     }
@@ -339,6 +341,21 @@ export class PlanLoop {
     const dueAt = this.#firstDue(record, this.#rt.clock.now());
     if (dueAt !== undefined) this.#setDue(name, job, dueAt);
     await this.wake();
+  }
+
+  /**
+   * False (and reported) for a job a store kept from before the name grammar that
+   * keeps run IDs unambiguous: its runs could take another job's IDs, so it is not
+   * planned until it is removed and registered under a valid name.
+   */
+  #plannable(record: JobRecord): boolean {
+    if (isJobName(record.name)) return true;
+    safeEmit(this.#rt.events, 'error', new ValidationError(`job ${JSON.stringify(record.name)} in the store`, [{
+      path: 'name',
+      message: `has a "${reservedSegmentOf(record.name) ?? '?'}" part, which makes its run IDs ambiguous, so it is not planned: remove it (scheduler.remove(name)) and register it under another name`,
+      value: record.name,
+    }]));
+    return false;
   }
 
   /**

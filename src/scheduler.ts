@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { EventEmitter } from 'eventemitter3';
 import { MemoryStore } from '../adapters/memory/memory-store.js';
-import { systemClock, type Clock, type TimerHandle } from './clock.js';
+import { systemClock, wholeMillisecondClock, type TimerHandle } from './clock.js';
 import type { Draft } from './draft.js';
 import { JobNotFoundError, TickworkError, ValidationError } from './errors.js';
 import { ERROR_SINK, safeEmit, type SchedulerEvents } from './events.js';
@@ -20,9 +20,11 @@ import {
   backfillOptionsSchema,
   countArgSchema,
   listRunsOptionsSchema,
+  lockSchema,
   nameSchema,
   parseJobDefinition,
   schedulerOptionsSchema,
+  storedNameSchema,
   triggerOptionsSchema,
   type NormalizedJob,
 } from './options.js';
@@ -81,14 +83,14 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     super();
     const parsed = parseInput(schedulerOptionsSchema, options, 'new Scheduler()');
     const store: Store = parsed.store ?? new MemoryStore();
-    const clock = (parsed.clock as Clock | undefined) ?? systemClock;
+    const clock = wholeMillisecondClock(parsed.clock ?? systemClock);
     const instanceId = parsed.instanceId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
     const leaseMs = parsed.leaseMs ?? 30_000;
     const log = new Log(parsed.logger, instanceId, this);
     // Telemetry first: a missing `@opentelemetry/api` fails the constructor before anything else is set up.
     this.#telemetry = parsed.telemetry === undefined || parsed.telemetry === false ? undefined : new Telemetry(parsed.telemetry, clock);
     this.#rt = createRuntime({ store, clock, instanceId, leaseMs, events: this, log, health: new HealthMonitor(clock, log, leaseMs) });
-    this.#planLoop = new PlanLoop(this.#rt, parsed.lock ?? store.lock());
+    this.#planLoop = new PlanLoop(this.#rt, parsed.lock ?? parseInput(lockSchema, store.lock(), 'new Scheduler(): store.lock()'));
     this.#executor = new Executor(this.#rt, this.#jobs, this.#jobNames, parsed.maxConcurrentRuns ?? Infinity);
     this.#observe(log);
   }
@@ -143,7 +145,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
 
   /** Stops handling the job in this process; its state in the store is kept. Returns false if it was not registered. */
   unregister(name: string): boolean {
-    parseInput(nameSchema, name, 'unregister(name)');
+    parseInput(storedNameSchema, name, 'unregister(name)');
     this.#unsynced.delete(name);
     this.#jobNames.delete(name);
     return this.#jobs.delete(name);
@@ -204,7 +206,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   }
 
   async getJob(name: string): Promise<JobInfo | undefined> {
-    parseInput(nameSchema, name, 'getJob(name)');
+    parseInput(storedNameSchema, name, 'getJob(name)');
     const record = await this.#rt.call('getJob', () => this.#rt.store.getJob(name));
     return record === undefined ? undefined : this.#jobInfo(record);
   }
@@ -216,7 +218,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
 
   /** The job's runs, newest first. */
   async listRuns(name: string, options: ListRunsOptions = {}): Promise<RunInfo[]> {
-    parseInput(nameSchema, name, 'listRuns(name)');
+    parseInput(storedNameSchema, name, 'listRuns(name)');
     const parsed = parseInput(listRunsOptionsSchema, options, `listRuns(${JSON.stringify(name)})`);
     const statuses = parsed.status === undefined ? undefined : Array.isArray(parsed.status) ? parsed.status : [parsed.status];
     const runs = await this.#rt.call('listRuns', () =>
@@ -227,7 +229,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
 
   /** The next `count` ticks of the job after now (a run created ahead of its tick is still to come). */
   async nextRuns(name: string, count: number): Promise<Date[]> {
-    parseInput(nameSchema, name, 'nextRuns(name)');
+    parseInput(storedNameSchema, name, 'nextRuns(name)');
     parseInput(countArgSchema, count, 'nextRuns(count)');
     const record = await this.#requireJob(name);
     const schedule = this.#rt.schedules.of(record);
@@ -381,7 +383,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   }
 
   async #setSuspended(method: string, name: string, suspended: boolean): Promise<void> {
-    parseInput(nameSchema, name, `${method}(name)`);
+    parseInput(storedNameSchema, name, `${method}(name)`);
     const result = await this.#rt.call('setSuspended', () => this.#rt.store.setSuspended({ name, suspended, now: this.#rt.clock.now() }));
     if (result === undefined) throw new JobNotFoundError(name);
     this.#reportSuspended(result.cancelled);

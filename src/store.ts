@@ -10,6 +10,14 @@
  * `FakeClock` drives every store exactly as it drives the scheduler. All instants
  * are milliseconds since the Unix epoch.
  *
+ * Every instant and every duration (the `*Ms` fields) the core hands a store is a
+ * whole number of milliseconds: the scheduler normalizes them at its public
+ * boundary and reads a custom clock through a view that floors `now()`, so a
+ * store may keep them in 64-bit integer columns and must never see a fraction.
+ * Instants lie within the `Date` range (±8.64e15 ms), durations within 100 years.
+ * `data` is JSON (at most 64 levels deep) that nobody else holds a reference to:
+ * a store may keep the object itself, as the memory store does.
+ *
  * Stores reject with whatever their client throws; the scheduler wraps failures
  * in `StoreError` and reports them. Lists of runs inside results (`active`,
  * `cancelled`) are ordered oldest first (`compareOldestFirst` in store-rules.ts).

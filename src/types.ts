@@ -12,7 +12,12 @@ import type { TelemetryOptions } from './telemetry/telemetry.js';
 export type { ConcurrencyPolicy, JsonValue, RunStatus, RunTrigger } from './store.js';
 export type { Duration } from './duration.js';
 
-/** An instant: a `Date`, an ISO-8601 string, or milliseconds since the epoch. */
+/**
+ * An instant: a `Date`, milliseconds since the epoch (a fraction is truncated), or an
+ * ISO-8601 string (`2026-06-01`, or a date and time with `Z` or an offset, such as
+ * `2026-06-01T09:30:00+02:00`; impossible dates and times without an offset are
+ * refused), within the `Date` range.
+ */
 export type Instant = Date | string | number;
 
 /**
@@ -73,14 +78,18 @@ export interface RunContext<Data extends JsonValue = JsonValue> {
    * the context with a spread leaves it out: pass `ctx.signal` itself.
    */
   readonly signal: AbortSignal;
-  /** The job's `data`, or the manual trigger's. */
+  /** The manual trigger's `data` (`null` included) if it gave any, the job's otherwise: a copy of its own, free to change. */
   readonly data: Data | undefined;
 }
 
 export type JobHandler<Data extends JsonValue = JsonValue> = (ctx: RunContext<Data>) => unknown;
 
 export interface JobDefinition<Data extends JsonValue = JsonValue> {
-  /** Unique per store: letters, digits, `-`, `_`, `.`; 1 to 200 characters. */
+  /**
+   * Unique per store: letters, digits, `-`, `_`, `.`; 1 to 200 characters; no
+   * dot-separated part may be `manual` or `backfill` (they mark manual and backfill
+   * run IDs, which would otherwise collide with another job's).
+   */
   readonly name: string;
   readonly schedule: ScheduleInput;
   /** IANA time zone the cron fields are read in. @default 'UTC' */
@@ -116,7 +125,10 @@ export interface JobDefinition<Data extends JsonValue = JsonValue> {
   /** Fan-out: at most this many indices of a run running at once, across all instances (capped at `completions`). @default 1 */
   readonly parallelism?: number;
   readonly history?: HistoryOptions;
-  /** Handed to every run (manual triggers may override it). */
+  /**
+   * JSON handed to every run (manual triggers may override it), at most 64 levels
+   * deep. Copied at `register()`; each handler call gets a copy of its own.
+   */
   readonly data?: Data;
   readonly handler: JobHandler<Data>;
 }
@@ -124,13 +136,13 @@ export interface JobDefinition<Data extends JsonValue = JsonValue> {
 export interface SchedulerOptions {
   /** @default new MemoryStore() */
   readonly store?: Store;
-  /** @default systemClock */
+  /** Its `now()` must return epoch milliseconds; a fraction is floored before it reaches a store. @default systemClock */
   readonly clock?: Clock;
   /** @default a unique ID per scheduler */
   readonly instanceId?: string;
   /** Handlers running at once in this process. @default Infinity */
   readonly maxConcurrentRuns?: number;
-  /** How long a run's owner (or the planner) may be silent before others take over. @default 30_000 */
+  /** How long a run's owner (or the planner) may be silent before others take over: whole ms, 100 ms to 100 years. @default 30_000 */
   readonly leaseMs?: number;
   /** Planner election. @default the store's own lock */
   readonly lock?: Lock;
@@ -157,6 +169,7 @@ export interface StopOptions {
 }
 
 export interface TriggerOptions<Data extends JsonValue = JsonValue> {
+  /** JSON for this run instead of the job's `data` (`null` is a value: the run gets `null`). Copied at the call. */
   readonly data?: Data;
   /** A repeated trigger with the same key creates nothing new. */
   readonly idempotencyKey?: string;

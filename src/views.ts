@@ -1,5 +1,6 @@
 /** Store records as the public API shows them: instants as `Date`s, internals left out. */
 import type { Draft } from './draft.js';
+import { cloneJson } from './json-value.js';
 import { defaultAnchor } from './planner.js';
 import type { JobRecord, RunRecord } from './store.js';
 import type { JobInfo, RunInfo } from './types.js';
@@ -19,7 +20,8 @@ export function toRunInfo(run: RunRecord): RunInfo {
   if (run.startedAt !== undefined) info.startedAt = new Date(run.startedAt);
   if (run.finishedAt !== undefined) info.finishedAt = new Date(run.finishedAt);
   if (run.error !== undefined) info.error = { name: run.error.name, message: run.error.message };
-  if (run.data !== undefined) info.data = run.data;
+  // A copy: what the caller does to it must not reach the memory store's record (only runs with data pay).
+  if (run.data !== undefined) info.data = cloneJson(run.data);
   const fanOut = run.fanOut;
   if (fanOut !== undefined) {
     info.completions = {

@@ -63,13 +63,21 @@ const queryableSchema = z.custom<Queryable>(
   (value) => typeof value === 'object' && value !== null && typeof (value as Queryable).query === 'function',
   { message: 'must be a pg Pool, PGlite, or an object with a query(text, params) method' },
 );
+/**
+ * Postgres refuses to create schemas named `pg_*` (reserved for the system), and
+ * `information_schema` is the SQL standard's catalog: tickwork's tables have no
+ * place in either.
+ */
+const RESERVED_SCHEMA = /^(?:pg_|information_schema$)/;
+
 const schemaNameSchema = z
-  .string()
+  .string({ error: 'must be a string' })
   .regex(SCHEMA_NAME_PATTERN, 'must be 1-63 lowercase letters, digits or _, not starting with a digit')
+  .refine((name) => !RESERVED_SCHEMA.test(name), { error: 'must not start with "pg_" nor be "information_schema": Postgres reserves them' })
   .default('tickwork');
 
 const storeOptionsSchema = z
-  .object({
+  .strictObject({
     pool: queryableSchema.optional(),
     connectionString: z.string().min(1, 'must not be empty').optional(),
     schema: schemaNameSchema,
@@ -84,7 +92,7 @@ const storeOptionsSchema = z
     }
   });
 
-const lockOptionsSchema = z.object({ pool: queryableSchema, schema: schemaNameSchema });
+const lockOptionsSchema = z.strictObject({ pool: queryableSchema, schema: schemaNameSchema });
 
 /** Hides a password in a connection string before it can reach an error message. */
 function redact(connectionString: unknown): unknown {

@@ -50,7 +50,8 @@ export class FakeClock implements Clock {
   }
 
   setTimer(callback: () => void, delayMs: number): TimerHandle {
-    const timer: FakeTimer = { id: this.#nextId++, at: this.#now + Math.max(0, delayMs), callback };
+    // Whole milliseconds, rounded up (never early), so the clock's time stays whole as the system clock's does.
+    const timer: FakeTimer = { id: this.#nextId++, at: this.#now + Math.ceil(Math.max(0, delayMs)), callback };
     this.#live.set(timer.id, timer);
     this.#timers.push(timer.at, timer);
     return timer.id as unknown as TimerHandle;

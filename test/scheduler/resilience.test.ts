@@ -69,6 +69,54 @@ describe('failures never reach the app', () => {
     await scheduler.stop();
   });
 
+  it('an async listener that rejects is reported like one that throws, on every event, and changes nothing', async () => {
+    const { clock, scheduler, log } = harness();
+    const events = ['run:created', 'run:started', 'run:succeeded', 'run:failed'] as const;
+    for (const event of events) {
+      scheduler.on(event, async () => {
+        await Promise.resolve();
+        throw new Error(`async ${event} listener bug`);
+      });
+    }
+    // A rejection that is not even an Error, and a thenable whose `then` throws when read.
+    scheduler.on('run:succeeded', () => Promise.reject(Symbol('odd reason')));
+    scheduler.on('run:succeeded', () => ({ get then(): never { throw new Error('then getter bug'); } }));
+    scheduler.register({ name: 'ok', schedule: '* * * * *', handler: () => {} });
+    scheduler.register({ name: 'bad', schedule: '* * * * *', retry: false, handler: () => { throw new Error('handler bug'); } });
+    await scheduler.start();
+    await clock.advance('1m');
+    expect(eventsOf(log, 'run:succeeded')).toEqual(['ok.1767225660']);
+    expect(eventsOf(log, 'run:failed')).toEqual(['bad.1767225660 Error: handler bug']);
+    const errors = eventsOf(log, 'error');
+    for (const event of ['run:created', 'run:started'] as const) {
+      expect(errors.filter((message) => message === `a "${event}" listener rejected: async ${event} listener bug`)).toHaveLength(2);
+    }
+    expect(errors).toContain('a "run:succeeded" listener rejected: async run:succeeded listener bug');
+    expect(errors).toContain('a "run:failed" listener rejected: async run:failed listener bug');
+    expect(errors).toContain('a "run:succeeded" listener rejected: Symbol(odd reason)');
+    expect(errors).toContain('a "run:succeeded" listener threw: then getter bug');
+    expect(errors).toHaveLength(8);
+    await scheduler.stop();
+  });
+
+  it('survives an error listener that rejects (the process guard fails this test on an unhandled rejection)', async () => {
+    const { clock, scheduler } = harness();
+    let calls = 0;
+    scheduler.on('error', async () => {
+      calls += 1;
+      throw new Error('async error listener bug');
+    });
+    scheduler.on('run:succeeded', async () => {
+      throw new Error('listener bug');
+    });
+    scheduler.register({ name: 'a', schedule: '* * * * *', handler: () => {} });
+    await scheduler.start();
+    await clock.advance('2m');
+    expect(calls).toBe(2);
+    expect((await scheduler.getJob('a'))?.succeeded).toBe(2);
+    await scheduler.stop();
+  });
+
   it('survives an error listener that throws', async () => {
     const flaky = flakyStore();
     const { clock, scheduler } = harness({ store: flaky.store as MemoryStore });

@@ -31,7 +31,7 @@ describe('register() rejects bad definitions, naming the field and the value', (
     [{ name: '' }, 'name', '', /1 to 200/],
     [{ concurrencyPolicy: 'Sometimes' }, 'concurrencyPolicy', 'Sometimes', /Allow/],
     [{ schedule: { every: '500ms' } }, 'schedule.every', '500ms', /at least 1000 ms/],
-    [{ schedule: { at: 'yesterday-ish' } }, 'schedule.at', 'yesterday-ish', /valid instant/],
+    [{ schedule: { at: 'yesterday-ish' } }, 'schedule.at', 'yesterday-ish', /ISO-8601 instant/],
     [{ handler: 'not a function' }, 'handler', 'not a function', /function/],
     [{ history: { succeeded: -1 } }, 'history.succeeded', -1, /0 or more/],
     [{ data: { when: new Date(0) } }, 'data.when', new Date(0), /./],
