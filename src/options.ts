@@ -2,75 +2,68 @@
  * zod schemas for every public input, and their normalized forms: durations in
  * milliseconds, instants in epoch milliseconds, schedules in their stored shape.
  * `parseInput` turns a failed parse into a `ValidationError` naming field and value.
+ * Written with zod/mini, whose functions a bundler keeps only when used (zod's
+ * chained API brings all of itself and every locale: 443 KB of a minimal app).
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import type { Draft } from './draft.js';
 import { parseDuration } from './duration.js';
 import { cronProblem, cronSpec, isValidTimeZone } from './schedule/index.js';
 import type { ConcurrencyPolicy, FanOutSpec, HistoryLimits, JsonValue, ScheduleSpec } from './store.js';
 import type { JobDefinition, JobHandler, SchedulerOptions } from './types.js';
-import { parseInput } from './validation.js';
+import { parseInput, safeParse, strictObject } from './validation.js';
 
 const NAME = /^[A-Za-z0-9_.-]{1,200}$/;
 const MIN_EVERY_MS = 1_000;
 
-export const nameSchema = z
-  .string({ error: 'must be a string' })
-  .regex(NAME, 'must be 1 to 200 letters, digits, "-", "_" or "."');
+/** Reports a problem found by a transform (`path` relative to the transformed value), which then yields no value. */
+function fail(payload: z.core.ParsePayload, message: string, path: PropertyKey[] = []): never {
+  payload.issues.push({ code: 'custom', message, path, input: payload.value });
+  return z.NEVER;
+}
+
+export const nameSchema = z.string({ error: 'must be a string' }).check(z.regex(NAME, 'must be 1 to 200 letters, digits, "-", "_" or "."'));
 
 function durationSchema(min = 0) {
-  return z.union([z.number(), z.string()], { error: 'must be a duration (milliseconds or a string like "10s")' }).transform(
-    (value, ctx) => {
+  return z.pipe(
+    z.union([z.number(), z.string()], { error: 'must be a duration (milliseconds or a string like "10s")' }),
+    z.transform((value: number | string, payload) => {
       const ms = parseDuration(value);
       if (ms === undefined || ms < min) {
-        ctx.addIssue({
-          code: 'custom',
-          message: min > 0 ? `must be a duration of at least ${min} ms` : 'must be a non-negative duration such as 500, "10s" or "1h30m"',
-        });
-        return z.NEVER;
+        return fail(payload, min > 0 ? `must be a duration of at least ${min} ms` : 'must be a non-negative duration such as 500, "10s" or "1h30m"');
       }
       return ms;
-    },
+    }),
   );
 }
 
-export const instantSchema = z
-  .union([z.date(), z.string(), z.number()], { error: 'must be a Date, an ISO-8601 string or epoch milliseconds' })
-  .transform((value, ctx) => {
+export const instantSchema = z.pipe(
+  z.union([z.date(), z.string(), z.number()], { error: 'must be a Date, an ISO-8601 string or epoch milliseconds' }),
+  z.transform((value: Date | string | number, payload) => {
     const ms = value instanceof Date ? value.getTime() : typeof value === 'number' ? value : Date.parse(value);
-    if (!Number.isFinite(ms)) {
-      ctx.addIssue({ code: 'custom', message: 'must be a valid instant' });
-      return z.NEVER;
-    }
-    return ms;
-  });
+    return Number.isFinite(ms) ? ms : fail(payload, 'must be a valid instant');
+  }),
+);
 
 /**
  * Picks the schema for a value by its shape and parses with it, keeping the inner
  * field paths in the issues (a plain `z.union` reports only "Invalid input" at the union).
  */
-function byShape<T>(pick: (value: unknown) => z.ZodType<T> | undefined, message: string) {
-  return z.unknown().transform((value, ctx): T => {
+function byShape<T>(pick: (value: unknown) => z.ZodMiniType<T> | undefined, message: string) {
+  return z.transform((value: unknown, payload): T => {
     const schema = pick(value);
-    if (schema === undefined) {
-      ctx.addIssue({ code: 'custom', message });
-      return z.NEVER;
-    }
-    const result = schema.safeParse(value);
+    if (schema === undefined) return fail(payload, message);
+    const result = safeParse(schema, value);
     if (result.success) return result.data;
-    for (const issue of result.error.issues) ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path });
+    for (const issue of result.error.issues) fail(payload, issue.message, issue.path);
     return z.NEVER;
   });
 }
 
 /** Any JSON value; anything else (a Date, a function, NaN, a class instance) is reported at its exact path. */
-const jsonSchema = z.unknown().transform((value, ctx): JsonValue => {
+const jsonSchema = z.transform((value: unknown, payload): JsonValue => {
   const problem = jsonProblem(value, []);
-  if (problem !== undefined) {
-    ctx.addIssue({ code: 'custom', message: problem.message, path: problem.path });
-    return z.NEVER;
-  }
-  return value as JsonValue;
+  return problem === undefined ? (value as JsonValue) : fail(payload, problem.message, problem.path);
 });
 
 function jsonProblem(value: unknown, path: PropertyKey[]): { path: PropertyKey[]; message: string } | undefined {
@@ -97,28 +90,27 @@ const policySchema = z.enum(['Allow', 'Forbid', 'Replace', 'CatchUp'], {
   error: 'must be "Allow", "Forbid", "Replace" or "CatchUp"',
 });
 
-const countSchema = z.number().int('must be an integer').min(0, 'must be 0 or more');
+/** An integer from `min` to `max`, with the messages every count of the API shares. */
+function integerSchema(min: number, max?: number) {
+  const checks = [z.int('must be an integer'), z.gte(min, `must be ${min} or more`)];
+  return z.number().check(...(max === undefined ? checks : [...checks, z.lte(max, `must be at most ${max}`)]));
+}
+
+const countSchema = integerSchema(0);
 /** Indices of a fan-out run: enough for any sharding, small enough that one run's records stay cheap. */
 const MAX_COMPLETIONS = 10_000;
-const indexCountSchema = z
-  .number()
-  .int('must be an integer')
-  .min(1, 'must be 1 or more')
-  .max(MAX_COMPLETIONS, `must be at most ${MAX_COMPLETIONS}`);
+const indexCountSchema = integerSchema(1, MAX_COMPLETIONS);
 
-const retrySchema = z
-  .object({
-    limit: countSchema.default(6),
-    initialDelay: durationSchema().default(10_000),
-    factor: z.number().min(1, 'must be 1 or more').default(2),
-    maxDelay: durationSchema().default(3_600_000),
-    jitter: z.number().min(0, 'must be between 0 and 1').max(1, 'must be between 0 and 1').default(0),
-  })
-  .strict();
+const retrySchema = strictObject({
+  limit: z._default(countSchema, 6),
+  initialDelay: z._default(durationSchema(), 10_000),
+  factor: z._default(z.number().check(z.gte(1, 'must be 1 or more')), 2),
+  maxDelay: z._default(durationSchema(), 3_600_000),
+  jitter: z._default(z.number().check(z.gte(0, 'must be between 0 and 1'), z.lte(1, 'must be between 0 and 1')), 0),
+});
 
-
-const atSchema = z.object({ at: instantSchema }).strict();
-const everySchema = z.object({ every: durationSchema(MIN_EVERY_MS), anchor: instantSchema.optional() }).strict();
+const atSchema = strictObject({ at: instantSchema });
+const everySchema = strictObject({ every: durationSchema(MIN_EVERY_MS), anchor: z.optional(instantSchema) });
 
 // Built once: a schema constructed inside a `pick` would be built again on every parse.
 const cronStringSchema = z.string();
@@ -136,41 +128,43 @@ const scheduleSchema = byShape<string | z.output<typeof atSchema> | z.output<typ
   'must be a cron string, { at } or { every, anchor? }',
 );
 
-const jobSchema = z
-  .object({
+const jobSchema = strictObject({
     name: nameSchema,
     schedule: scheduleSchema,
-    timezone: z.string().default('UTC'),
-    concurrencyPolicy: policySchema.default('Allow'),
-    startingDeadline: durationSchema().optional(),
-    suspend: z.boolean().optional(),
-    retry: byShape<false | z.output<typeof retrySchema>>(
-      (value) => (value === false ? noRetrySchema : typeof value === 'object' && value !== null ? retrySchema : undefined),
-      'must be retry options or false',
-    ).optional(),
-    timeout: durationSchema(1).optional(),
-    attemptTimeout: durationSchema(1).optional(),
-    pendingTimeout: durationSchema(1).optional(),
-    completions: indexCountSchema.default(1),
-    parallelism: indexCountSchema.default(1),
-    history: z
-      .object({ succeeded: countSchema.default(3), failed: countSchema.default(1), ttl: durationSchema(1).optional() })
-      .strict()
-      .prefault({}),
-    data: jsonSchema.optional(),
+    timezone: z._default(z.string(), 'UTC'),
+    concurrencyPolicy: z._default(policySchema, 'Allow'),
+    startingDeadline: z.optional(durationSchema()),
+    suspend: z.optional(z.boolean()),
+    retry: z.optional(
+      byShape<false | z.output<typeof retrySchema>>(
+        (value) => (value === false ? noRetrySchema : typeof value === 'object' && value !== null ? retrySchema : undefined),
+        'must be retry options or false',
+      ),
+    ),
+    timeout: z.optional(durationSchema(1)),
+    attemptTimeout: z.optional(durationSchema(1)),
+    pendingTimeout: z.optional(durationSchema(1)),
+    completions: z._default(indexCountSchema, 1),
+    parallelism: z._default(indexCountSchema, 1),
+    history: z.prefault(
+      strictObject({ succeeded: z._default(countSchema, 3), failed: z._default(countSchema, 1), ttl: z.optional(durationSchema(1)) }),
+      {},
+    ),
+    data: z.optional(jsonSchema),
     handler: z.custom<JobHandler>((value) => typeof value === 'function', 'must be a function'),
   })
-  .strict()
-  .superRefine((job, ctx) => {
-    if (!isValidTimeZone(job.timezone)) {
-      ctx.addIssue({ code: 'custom', path: ['timezone'], message: 'is not a known IANA time zone' });
-      return;
-    }
-    if (typeof job.schedule === 'string') {
-      const problem = cronProblem(job.schedule, job.timezone);
-      if (problem !== undefined) ctx.addIssue({ code: 'custom', path: ['schedule'], message: `invalid cron expression: ${problem}` });
-    }
-  });
+  .check(
+    z.superRefine((job, ctx) => {
+      if (!isValidTimeZone(job.timezone)) {
+        ctx.addIssue({ code: 'custom', path: ['timezone'], message: 'is not a known IANA time zone' });
+        return;
+      }
+      if (typeof job.schedule === 'string') {
+        const problem = cronProblem(job.schedule, job.timezone);
+        if (problem !== undefined) ctx.addIssue({ code: 'custom', path: ['schedule'], message: `invalid cron expression: ${problem}` });
+      }
+    }),
+  );
 
 export interface NormalizedRetry {
   readonly limit: number;
@@ -250,38 +244,30 @@ export function parseJobDefinition(input: JobDefinition<never> | JobDefinition):
   return normalized;
 }
 
-export const schedulerOptionsSchema = z
-  .object({
-    store: z.custom<NonNullable<SchedulerOptions['store']>>(isObject, 'must be a Store').optional(),
-    clock: z.custom<NonNullable<SchedulerOptions['clock']>>(isObject, 'must be a Clock').optional(),
-    instanceId: z.string().min(1, 'must not be empty').max(200, 'must be at most 200 characters').optional(),
-    maxConcurrentRuns: z.number().int('must be an integer').min(1, 'must be 1 or more').or(z.literal(Infinity)).optional(),
-    leaseMs: z.number().int('must be an integer').min(100, 'must be at least 100 ms').optional(),
-    lock: z.custom<NonNullable<SchedulerOptions['lock']>>(isObject, 'must be a Lock').optional(),
-  })
-  .strict();
+export const schedulerOptionsSchema = strictObject({
+  store: z.optional(z.custom<NonNullable<SchedulerOptions['store']>>(isObject, 'must be a Store')),
+  clock: z.optional(z.custom<NonNullable<SchedulerOptions['clock']>>(isObject, 'must be a Clock')),
+  instanceId: z.optional(z.string().check(z.minLength(1, 'must not be empty'), z.maxLength(200, 'must be at most 200 characters'))),
+  maxConcurrentRuns: z.optional(z.union([integerSchema(1), z.literal(Infinity)])),
+  leaseMs: z.optional(z.number().check(z.int('must be an integer'), z.gte(100, 'must be at least 100 ms'))),
+  lock: z.optional(z.custom<NonNullable<SchedulerOptions['lock']>>(isObject, 'must be a Lock')),
+});
 
-export const triggerOptionsSchema = z
-  .object({ data: jsonSchema.optional(), idempotencyKey: nameSchema.optional() })
-  .strict();
+export const triggerOptionsSchema = strictObject({ data: z.optional(jsonSchema), idempotencyKey: z.optional(nameSchema) });
 
-export const backfillOptionsSchema = z
-  .object({ from: instantSchema, to: instantSchema })
-  .strict()
-  .refine((range) => range.from <= range.to, { message: 'must not be before from', path: ['to'] });
+export const backfillOptionsSchema = strictObject({ from: instantSchema, to: instantSchema })
+  .check(z.refine((range) => range.from <= range.to, { message: 'must not be before from', path: ['to'] }));
 
 const statusSchema = z.enum(['pending', 'running', 'succeeded', 'failed', 'cancelled'], {
   error: 'must be "pending", "running", "succeeded", "failed" or "cancelled"',
 });
 
-export const listRunsOptionsSchema = z
-  .object({
-    status: z.union([statusSchema, z.array(statusSchema)]).optional(),
-    limit: z.number().int('must be an integer').min(1, 'must be 1 or more').max(10_000, 'must be at most 10000').default(100),
-  })
-  .strict();
+export const listRunsOptionsSchema = strictObject({
+  status: z.optional(z.union([statusSchema, z.array(statusSchema)])),
+  limit: z._default(integerSchema(1, 10_000), 100),
+});
 
-export const countArgSchema = z.number().int('must be an integer').min(1, 'must be 1 or more').max(10_000, 'must be at most 10000');
+export const countArgSchema = integerSchema(1, 10_000);
 
 function isObject(value: unknown): boolean {
   return typeof value === 'object' && value !== null;

@@ -3,7 +3,7 @@
  * validation, the pool we open from a connection string (and only that one we
  * close), and running the migrations once before the first query.
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { parseInput } from '../../src/validation.js';
 import { migrateStatement } from './migrations.js';
 import { SCHEMA_NAME_PATTERN, sqlNames, type SqlNames } from './sql.js';
@@ -62,26 +62,28 @@ const queryableSchema = z.custom<Queryable>(
   (value) => typeof value === 'object' && value !== null && typeof (value as Queryable).query === 'function',
   { message: 'must be a pg Pool, PGlite, or an object with a query(text, params) method' },
 );
-const schemaNameSchema = z
-  .string()
-  .regex(SCHEMA_NAME_PATTERN, 'must be 1-63 lowercase letters, digits or _, not starting with a digit')
-  .default('tickwork');
+const schemaNameSchema = z._default(
+  z.string().check(z.regex(SCHEMA_NAME_PATTERN, 'must be 1-63 lowercase letters, digits or _, not starting with a digit')),
+  'tickwork',
+);
 
 const storeOptionsSchema = z
   .object({
-    pool: queryableSchema.optional(),
-    connectionString: z.string().min(1, 'must not be empty').optional(),
+    pool: z.optional(queryableSchema),
+    connectionString: z.optional(z.string().check(z.minLength(1, 'must not be empty'))),
     schema: schemaNameSchema,
   })
-  .superRefine((options, ctx) => {
-    if ((options.pool === undefined) === (options.connectionString === undefined)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: options.pool === undefined ? [] : ['connectionString'],
-        message: 'give exactly one of pool and connectionString',
-      });
-    }
-  });
+  .check(
+    z.superRefine((options, ctx) => {
+      if ((options.pool === undefined) === (options.connectionString === undefined)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: options.pool === undefined ? [] : ['connectionString'],
+          message: 'give exactly one of pool and connectionString',
+        });
+      }
+    }),
+  );
 
 const lockOptionsSchema = z.object({ pool: queryableSchema, schema: schemaNameSchema });
 
