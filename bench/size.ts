@@ -4,7 +4,7 @@
  * installs the tarball into an empty project (production dependencies only; they come from
  * npm's cache or the registry, as in `npm install`), bundles the minimal app from it with
  * esbuild (minified, node platform), runs the bundle once, and fails if
- *   - the bundled minimal app is over BUNDLE_BUDGET_BYTES, or
+ *   - the bundled minimal app, luxon aside (BUDGET_EXEMPT says why), is over BUNDLE_BUDGET_BYTES, or
  *   - a declaration file has a hashed chunk name (go-to-definition would land in
  *     `store-DsE23yg9.d.ts`: every .d.ts must be named after its entry or module).
  * `--root` measures another built checkout (a before/after); `--json` prints the figures as JSON.
@@ -13,7 +13,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './lib/child.js';
-import { BUNDLE_BUDGET_BYTES, bundle, install, MINIMAL_APPS, pack, remove, tempDir, type PackageSize } from './lib/footprint.js';
+import { budgeted, BUDGET_EXEMPT, BUNDLE_BUDGET_BYTES, bundle, install, MINIMAL_APPS, pack, remove, tempDir, type PackageSize } from './lib/footprint.js';
 
 /**
  * A rollup chunk hash after a hyphen (`store-DsE23yg9.d.ts`): 8 base64url characters with an
@@ -41,7 +41,8 @@ async function main(): Promise<void> {
     try {
       const app = await bundle(installed.dir, 'minimal', MINIMAL_APPS.tickwork);
       const hashed = packed.paths.filter(hashedChunk);
-      const figures = { tarball: packed, install: { bytes: installed.bytes, packages: installed.packages }, bundle: app, hashedDeclarations: hashed, budgetBytes: BUNDLE_BUDGET_BYTES };
+      const counted = budgeted(app);
+      const figures = { tarball: packed, install: { bytes: installed.bytes, packages: installed.packages }, bundle: app, budgetedBytes: counted, budgetBytes: BUNDLE_BUDGET_BYTES, hashedDeclarations: hashed };
       if (argv.includes('--json')) process.stdout.write(`${JSON.stringify(figures, null, 1)}\n`);
       else {
         const kinds = Object.entries(packed.byKind).map(([kind, bytes]) => `${kind} ${kb(bytes)}`).join(', ');
@@ -49,7 +50,7 @@ async function main(): Promise<void> {
           [
             `tarball              ${kb(packed.bytes)} packed, ${kb(packed.unpackedBytes)} unpacked (${kinds})`,
             `install              ${mb(installed.bytes)} of node_modules: ${list(installed.packages, 6)}`,
-            `minimal app bundled  ${kb(app.bytes)} minified, ${kb(app.gzipBytes)} gzipped (budget ${kb(BUNDLE_BUDGET_BYTES)})`,
+            `minimal app bundled  ${kb(app.bytes)} minified, ${kb(app.gzipBytes)} gzipped; without ${BUDGET_EXEMPT.join(', ')} ${kb(counted)}, budget ${kb(BUNDLE_BUDGET_BYTES)}`,
             `  by package         ${list(app.packages, 8)}`,
             `  largest inputs     ${list(app.largestInputs, 6)}`,
             '',
@@ -57,7 +58,7 @@ async function main(): Promise<void> {
         );
       }
       const failures: string[] = [];
-      if (app.bytes > BUNDLE_BUDGET_BYTES) failures.push(`the bundled minimal app is ${kb(app.bytes)}, over its budget of ${kb(BUNDLE_BUDGET_BYTES)}`);
+      if (counted > BUNDLE_BUDGET_BYTES) failures.push(`the bundled minimal app is ${kb(counted)} without ${BUDGET_EXEMPT.join(', ')}, over its budget of ${kb(BUNDLE_BUDGET_BYTES)}`);
       if (hashed.length > 0) failures.push(`declaration files with hashed chunk names: ${hashed.join(', ')}`);
       if (failures.length > 0) {
         process.stderr.write(`npm run size: ${failures.join('; ')}\n`);

@@ -1,6 +1,6 @@
 /** Turns the collected results into bench/RESULTS.md and the lag chart bench/lag.svg (hand-written SVG). */
 import type { SystemInfo } from './sysinfo.js';
-import { BUNDLE_BUDGET_BYTES, type PackageSize } from './footprint.js';
+import { budgeted, BUDGET_EXEMPT, BUNDLE_BUDGET_BYTES, type PackageSize } from './footprint.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 export interface Results {
@@ -228,7 +228,7 @@ export function renderMarkdown(r: Results): string {
 }
 
 function footprintSection(footprint: { libs: any[] } | undefined): string {
-  let out = '## Footprint\n\nWhat a library costs the app that installs it. Install = every file of the node_modules that `npm install <lib>` writes into an empty project (production dependencies only, no install scripts; apparent sizes): tickwork from its packed tarball, each peer from the registry at the version the bench runs. Bundle = a minimal app (one job registered, started, stopped; tickwork on its default memory store) bundled with esbuild (minified, ESM, platform node); BullMQ and pg-boss are queue clients that need a server, so they have none. `npm run size` measures tickwork alone and holds its budget in CI. 1 KB = 1,024 bytes.\n\n';
+  let out = '## Footprint\n\nWhat a library costs the app that installs it. Install = every file of the node_modules that `npm install <lib>` writes into an empty project (production dependencies only, no install scripts; apparent sizes): tickwork from its packed tarball, each peer from the registry at the version the bench runs. Bundle = a minimal app (one job registered, started, stopped; tickwork on its default memory store) bundled with esbuild (minified, ESM, platform node); BullMQ and pg-boss are queue clients that need a server, so they have none. `npm run size` measures tickwork alone and holds its budget in CI: 150 KB for the bundle without luxon, cron-parser\'s date library, which cron-parser (CommonJS) calls while it parses an expression, so that no bundler can leave it out. 1 KB = 1,024 bytes.\n\n';
   if (footprint === undefined) return `${out}not run\n\n`;
   const [tw, ...peers] = footprint.libs;
   const mib = (v: unknown): string => (typeof v !== 'number' ? '—' : v < 2 ** 20 ? kb(v) : `${f(v / 2 ** 20, 2)} MB`);
@@ -237,7 +237,7 @@ function footprintSection(footprint: { libs: any[] } | undefined): string {
   out += table([
     ...compare('install size', tw.installBytes, peers.map((p) => [`${display(p.lib)} ${p.version}`, p.installBytes]), mib),
     ...compare('packages installed', count(tw), peers.map((p) => [display(p.lib), count(p)]), (v) => f(v, 0)),
-    ...compare('minimal app bundled, minified', tw.bundle.bytes, bundled.map((p) => [display(p.lib), p.bundle.bytes]), kb, `≤ ${kb(BUNDLE_BUDGET_BYTES)}: ${mark(tw.bundle.bytes <= BUNDLE_BUDGET_BYTES)}`),
+    ...compare('minimal app bundled, minified', tw.bundle.bytes, bundled.map((p) => [display(p.lib), p.bundle.bytes]), kb, `≤ ${kb(BUNDLE_BUDGET_BYTES)} without ${BUDGET_EXEMPT.join(', ')}: ${mark(budgeted(tw.bundle) <= BUNDLE_BUDGET_BYTES)} (${kb(budgeted(tw.bundle))})`),
     ...compare('minimal app bundled, gzipped', tw.bundle.gzipBytes, bundled.map((p) => [display(p.lib), p.bundle.gzipBytes]), kb),
     ...compare('packed tarball (npm pack)', tw.tarball.bytes, [], kb),
   ]);
