@@ -33,7 +33,7 @@ const mb = (bytes: number): string => `${(bytes / 2 ** 20).toLocaleString('en-US
 const list = (sizes: PackageSize[], n: number): string => sizes.slice(0, n).map((p) => `${p.name} ${kb(p.bytes)}`).join(', ');
 
 async function main(): Promise<void> {
-  if (!existsSync(join(root, 'dist', 'index.js'))) throw new Error(`${root}dist/ is missing: run \`npm run build\` first`);
+  if (!existsSync(join(root, 'dist', 'index.js'))) throw new Error(`${join(root, 'dist')} is missing: run \`npm run build\` first`);
   const work = tempDir('size');
   try {
     const packed = pack(root, work);

@@ -81,7 +81,7 @@ export interface Bundle {
   largestInputs: PackageSize[];
 }
 
-/** A temporary directory; the caller removes it (`rmSync(dir, { recursive: true })`). */
+/** A new temporary directory; the caller removes it (`remove`). */
 export function tempDir(label: string): string {
   return mkdtempSync(join(tmpdir(), `tickwork-${label}-`));
 }
