@@ -48,7 +48,9 @@ export default defineConfig({
   target: 'node20',
   splitting: true,
   treeshake: true,
-  // Optional peers stay imports; nothing is bundled in.
-  external: ['ioredis', 'pg'],
+  // Optional peers are loaded at run time (src/driver.ts); nothing is bundled in.
+  external: ['ioredis', 'pg', '@opentelemetry/api'],
+  // `import.meta.url` in the CommonJS build (src/driver.ts makes a `require` from it only in ES modules).
+  shims: true,
   onSuccess: buildDeclarations,
 });

@@ -10,7 +10,8 @@ export type TickworkErrorCode =
   | 'NOT_RUNNING'
   | 'RUN_ABORTED'
   | 'STORE'
-  | 'LISTENER';
+  | 'LISTENER'
+  | 'DRIVER_MISSING';
 
 export class TickworkError extends Error {
   readonly code: TickworkErrorCode;

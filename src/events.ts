@@ -101,9 +101,31 @@ export function safeEmit<Name extends keyof SchedulerEvents>(
       listener.call(emitter, value);
     } catch (cause) {
       if (event === 'error') continue; // an error listener that throws has nowhere left to report to
-      safeEmit(emitter, 'error', new TickworkError('LISTENER', `a "${event}" listener threw: ${messageOf(cause)}`, { cause }));
+      reportError(emitter, new TickworkError('LISTENER', `a "${event}" listener threw: ${messageOf(cause)}`, { cause }));
     }
   }
+}
+
+/**
+ * Where an emitter's trouble is logged besides its `error` event, listened to or
+ * not: the scheduler sets it to its log. A symbol-keyed property rather than a
+ * listener, so it neither counts as the app's `error` listener nor goes away with
+ * `removeAllListeners()`.
+ */
+export const ERROR_SINK: unique symbol = Symbol('tickwork.errorSink');
+
+interface WithErrorSink {
+  readonly [ERROR_SINK]?: (error: Error) => void;
+}
+
+/**
+ * Reports trouble other than a failed store call (a listener that threw, an internal
+ * fault): to the emitter's log, and on `error`. Store failures are reported by the
+ * runtime's store-call wrapper, which logs them once per outage.
+ */
+export function reportError(emitter: EventEmitter<SchedulerEvents>, error: Error): void {
+  (emitter as WithErrorSink)[ERROR_SINK]?.(error);
+  safeEmit(emitter, 'error', error);
 }
 
 /**

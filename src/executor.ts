@@ -14,7 +14,7 @@
 import { abortAttempt, createAttempt, finishOf, renewalOf, runHandler, timeoutError, type Attempt, type Ending } from './attempt.js';
 import { retryDelay } from './backoff.js';
 import type { TimerHandle } from './clock.js';
-import { listening, runFailedEvent, safeEmit, toRunError } from './events.js';
+import { listening, reportError, runFailedEvent, safeEmit, toRunError } from './events.js';
 import type { NormalizedJob } from './options.js';
 import { MAX_WAIT_MS, type Runtime } from './runtime.js';
 import {
@@ -235,7 +235,7 @@ export class Executor {
   }
 
   readonly #reportCrash = (error: unknown): void => {
-    safeEmit(this.#rt.events, 'error', error instanceof Error ? error : new Error(String(error)));
+    reportError(this.#rt.events, error instanceof Error ? error : new Error(String(error)));
   };
 
   async #execute(attempt: Attempt): Promise<void> {

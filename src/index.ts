@@ -24,6 +24,9 @@ export type {
   TickMissedEvent,
   TickSkippedEvent,
 } from './events.js';
+export type { Logger, LogFields, LogEvent, LogLevel, LogMethod } from './logging.js';
+export type { Health, HealthStatus, StoreHealth } from './health.js';
+export type { TelemetryOptions, TracerProviderLike, MeterProviderLike } from './telemetry/telemetry.js';
 export type {
   BackfillOptions,
   CompletionsInfo,

@@ -251,6 +251,18 @@ export const schedulerOptionsSchema = strictObject({
   maxConcurrentRuns: z.optional(z.union([integerSchema(1), z.literal(Infinity)])),
   leaseMs: z.optional(z.number().check(z.int('must be an integer'), z.gte(100, 'must be at least 100 ms'))),
   lock: z.optional(z.custom<NonNullable<SchedulerOptions['lock']>>(isObject, 'must be a Lock')),
+  logger: z.optional(
+    z.custom<NonNullable<SchedulerOptions['logger']>>(
+      (value) => value === false || isLogger(value),
+      'must be false or an object with error, warn, info and debug methods (a pino or bunyan logger fits)',
+    ),
+  ),
+  telemetry: z.optional(
+    z.custom<NonNullable<SchedulerOptions['telemetry']>>(
+      (value) => typeof value === 'boolean' || isTelemetryOptions(value),
+      'must be true, false, or { tracerProvider?, meterProvider? } (an OpenTelemetry TracerProvider and MeterProvider)',
+    ),
+  ),
 });
 
 export const triggerOptionsSchema = strictObject({ data: z.optional(jsonSchema), idempotencyKey: z.optional(nameSchema) });
@@ -271,4 +283,16 @@ export const countArgSchema = integerSchema(1, 10_000);
 
 function isObject(value: unknown): boolean {
   return typeof value === 'object' && value !== null;
+}
+
+function isLogger(value: unknown): boolean {
+  return isObject(value) && ['error', 'warn', 'info', 'debug'].every((level) => typeof (value as Record<string, unknown>)[level] === 'function');
+}
+
+function isTelemetryOptions(value: unknown): boolean {
+  if (!isObject(value)) return false;
+  const { tracerProvider, meterProvider, ...rest } = value as Record<string, unknown>;
+  const has = (provider: unknown, method: string) =>
+    provider === undefined || (isObject(provider) && typeof (provider as Record<string, unknown>)[method] === 'function');
+  return Object.keys(rest).length === 0 && has(tracerProvider, 'getTracer') && has(meterProvider, 'getMeter');
 }

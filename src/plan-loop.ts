@@ -179,6 +179,7 @@ export class PlanLoop {
         do {
           this.#wakeAgain = false;
           await this.#planDue();
+          if (this.#lease !== undefined) this.#rt.health.planned();
         } while (this.#wakeAgain && !this.#stopped);
       } finally {
         this.#waking = undefined;

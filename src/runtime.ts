@@ -1,13 +1,16 @@
 /**
- * What the scheduler's parts share: the store, the clock, identity, events, and the
- * one way they talk to the store. Every store call goes through `io`, which lets a
- * test clock wait for it and turns a failure into an `error` event instead of a
- * rejection, so a failing store never reaches the app's unhandled-rejection path.
+ * What the scheduler's parts share: the store, the clock, identity, events, the log,
+ * and the one way they talk to the store. Every store call goes through `io` (or
+ * `call`), which lets a test clock wait for it, records its outcome for `health()`,
+ * and turns a failure into an `error` event instead of a rejection, so a failing
+ * store never reaches the app's unhandled-rejection path.
  */
 import type { EventEmitter } from 'eventemitter3';
 import type { Clock } from './clock.js';
 import { StoreError, TickworkError } from './errors.js';
 import { safeEmit, type SchedulerEvents } from './events.js';
+import type { HealthMonitor } from './health.js';
+import type { Log } from './logging.js';
 import { compileSchedule, type Schedule } from './schedule/index.js';
 import { defaultAnchor } from './planner.js';
 import type { JobRecord, ScheduleSpec, Store } from './store.js';
@@ -21,6 +24,9 @@ export interface Runtime {
   readonly instanceId: string;
   readonly leaseMs: number;
   readonly events: EventEmitter<SchedulerEvents>;
+  /** Records every store call's outcome (and logs the store failing and recovering). */
+  readonly health: HealthMonitor;
+  readonly log: Log;
   readonly schedules: ScheduleCache;
   /** Runs a store operation for a caller who wants its failure: rejects with a `StoreError`. */
   call<T>(operation: string, work: () => Promise<T>): Promise<T>;
@@ -29,7 +35,7 @@ export interface Runtime {
 }
 
 export function createRuntime(fields: Omit<Runtime, 'call' | 'io' | 'schedules'>): Runtime {
-  const { clock, events } = fields;
+  const { clock, events, health } = fields;
   // Every run makes several store calls: one async frame each, not one per layer.
   const start = <T>(work: () => Promise<T>): Promise<T> => {
     const attempt = Promise.resolve(work());
@@ -39,19 +45,29 @@ export function createRuntime(fields: Omit<Runtime, 'call' | 'io' | 'schedules'>
     ...fields,
     schedules: new ScheduleCache(),
     async call<T>(operation: string, work: () => Promise<T>): Promise<T> {
+      let result: T;
       try {
-        return await start(work);
+        result = await start(work);
       } catch (cause) {
-        throw storeError(operation, cause);
+        const error = storeError(operation, cause);
+        health.storeFailed(operation, error);
+        throw error;
       }
+      health.storeSucceeded(operation);
+      return result;
     },
     async io<T>(operation: string, work: () => Promise<T>): Promise<T | undefined> {
+      let result: T;
       try {
-        return await start(work);
+        result = await start(work);
       } catch (cause) {
-        safeEmit(events, 'error', storeError(operation, cause));
+        const error = storeError(operation, cause);
+        health.storeFailed(operation, error);
+        safeEmit(events, 'error', error);
         return undefined;
       }
+      health.storeSucceeded(operation);
+      return result;
     },
   };
 }

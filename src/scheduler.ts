@@ -12,8 +12,10 @@ import { MemoryStore } from '../adapters/memory/memory-store.js';
 import { systemClock, type Clock, type TimerHandle } from './clock.js';
 import type { Draft } from './draft.js';
 import { JobNotFoundError, TickworkError, ValidationError } from './errors.js';
-import { safeEmit, type SchedulerEvents } from './events.js';
+import { ERROR_SINK, safeEmit, type SchedulerEvents } from './events.js';
 import { Executor } from './executor.js';
+import { HealthMonitor, type Health } from './health.js';
+import { Log } from './logging.js';
 import {
   backfillOptionsSchema,
   countArgSchema,
@@ -29,7 +31,7 @@ import { firstBackfillTick, initialCursor } from './planner.js';
 import { manualRunId } from './run-id.js';
 import { createRuntime, type Runtime } from './runtime.js';
 import { batchesOf, sameSpec } from './store-rules.js';
-import { ACTIVE_STATUSES, UPSERT_BATCH, type JobRecord, type JobSpec, type JsonValue, type RunRecord, type Store, type UpsertJobInput } from './store.js';
+import { ACTIVE_STATUSES, LEASE_EXPIRED_ERROR, UPSERT_BATCH, type JobRecord, type JobSpec, type JsonValue, type RunRecord, type Store, type UpsertJobInput } from './store.js';
 import type {
   BackfillOptions,
   JobDefinition,
@@ -40,6 +42,7 @@ import type {
   StopOptions,
   TriggerOptions,
 } from './types.js';
+import { Telemetry } from './telemetry/telemetry.js';
 import { parseInput } from './validation.js';
 import { toJobInfo, toRunInfo } from './views.js';
 
@@ -47,6 +50,14 @@ type State = 'idle' | 'running' | 'stopping';
 
 /** Above this many pending registrations, a sync reads every stored job first to skip the unchanged ones. */
 const LIST_BEFORE_SYNC = 64;
+/**
+ * After a heartbeat in which a store call failed, the next starts this long after
+ * it started, so work resumes within about a second of the store coming back,
+ * whatever `leaseMs` is.
+ */
+const STORE_RETRY_MS = 1_000;
+/** `start()` resolves after this long even if the store has not answered yet; the heartbeat goes on trying. */
+const START_WAIT_MS = 5_000;
 
 export class Scheduler extends EventEmitter<SchedulerEvents> {
   readonly #rt: Runtime;
@@ -56,7 +67,10 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   readonly #unsynced = new Set<string>();
   readonly #planLoop: PlanLoop;
   readonly #executor: Executor;
+  readonly #telemetry: Telemetry | undefined;
   #state: State = 'idle';
+  /** Whether this instance held the planner lease at the end of the last heartbeat (for the log). */
+  #wasPlanner = false;
   #initialized = false;
   #heartbeatTimer: TimerHandle | undefined;
   #heartbeat: Promise<void> | undefined;
@@ -67,15 +81,16 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     super();
     const parsed = parseInput(schedulerOptionsSchema, options, 'new Scheduler()');
     const store: Store = parsed.store ?? new MemoryStore();
-    this.#rt = createRuntime({
-      store,
-      clock: (parsed.clock as Clock | undefined) ?? systemClock,
-      instanceId: parsed.instanceId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
-      leaseMs: parsed.leaseMs ?? 30_000,
-      events: this,
-    });
+    const clock = (parsed.clock as Clock | undefined) ?? systemClock;
+    const instanceId = parsed.instanceId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
+    const leaseMs = parsed.leaseMs ?? 30_000;
+    const log = new Log(parsed.logger, instanceId, this);
+    // Telemetry first: a missing `@opentelemetry/api` fails the constructor before anything else is set up.
+    this.#telemetry = parsed.telemetry === undefined || parsed.telemetry === false ? undefined : new Telemetry(parsed.telemetry, clock);
+    this.#rt = createRuntime({ store, clock, instanceId, leaseMs, events: this, log, health: new HealthMonitor(clock, log, leaseMs) });
     this.#planLoop = new PlanLoop(this.#rt, parsed.lock ?? store.lock());
     this.#executor = new Executor(this.#rt, this.#jobs, this.#jobNames, parsed.maxConcurrentRuns ?? Infinity);
+    this.#observe(log);
   }
 
   /** This process's identity in leases and run ownership. */
@@ -99,12 +114,22 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   }
 
   /**
+   * This instance's health, for readiness and liveness probes: `ok`, `degraded` (the
+   * store's last call failed, or as planner it has not planned for `leaseMs`) or
+   * `down` (not running, or the store failing for `leaseMs`). Never waits on the store.
+   */
+  async health(): Promise<Health> {
+    return this.#rt.health.report(this.isRunning, this.isPlanner);
+  }
+
+  /**
    * Validates a job and registers it in this process (it executes the job's runs).
    * Throws a `ValidationError` at once on bad input. The job is written to the store
    * when the scheduler starts, or right away if it is running.
    */
   register<Data extends JsonValue = JsonValue>(definition: JobDefinition<Data>): void {
-    const job = parseJobDefinition(definition as unknown as JobDefinition);
+    const parsed = parseJobDefinition(definition as unknown as JobDefinition);
+    const job = this.#telemetry === undefined ? parsed : { ...parsed, handler: this.#telemetry.wrap(parsed.handler) };
     if (this.#jobs.has(job.name)) {
       throw new ValidationError(`register(${JSON.stringify(job.name)})`, [
         { path: 'name', message: 'is already registered in this scheduler (unregister it first)', value: job.name },
@@ -228,7 +253,11 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     });
     this.#planLoop.start();
     this.#executor.start();
-    await this.#beat();
+    // A store that does not answer (a client of the app's own, with long retries) cannot hold start() up.
+    const { clock } = this.#rt;
+    let timer: TimerHandle | undefined;
+    await Promise.race([this.#beat(), new Promise<void>((resolve) => (timer = clock.setTimer(resolve, START_WAIT_MS)))]);
+    if (timer !== undefined) clock.clearTimer(timer);
   }
 
   /**
@@ -246,6 +275,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       // The heartbeat keeps renewing the leases of handlers we wait for.
       await drained;
       this.#state = 'idle'; // from here on, a finishing heartbeat does not re-arm itself
+      this.#wasPlanner = false; // the lease was given up, not lost
       await this.#heartbeat;
       if (this.#heartbeatTimer !== undefined) this.#rt.clock.clearTimer(this.#heartbeatTimer);
       this.#heartbeatTimer = undefined;
@@ -263,20 +293,55 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   /** One heartbeat: sync registrations, keep or take the planner lease, renew run leases, look for work. */
   #beat(): Promise<void> {
     this.#heartbeat ??= (async () => {
+      const failures = this.#rt.health.failures;
+      const began = this.#rt.clock.now();
       try {
         if (this.#state === 'running') {
           await this.#sync();
           await this.#planLoop.heartbeat();
+          this.#notePlanner();
         }
         await this.#executor.heartbeat();
       } finally {
         this.#heartbeat = undefined;
         if (this.#state !== 'idle') {
-          this.#heartbeatTimer = this.#rt.clock.setTimer(() => void this.#beat(), this.#rt.leaseMs / 3);
+          // A store call of this beat failed (even if the store answers again by now, what failed is still undone):
+          // the next beat starts STORE_RETRY_MS after this one started, at once if this one took that long.
+          const { leaseMs, health, clock } = this.#rt;
+          const delay = health.failures === failures ? leaseMs / 3 : Math.max(0, Math.min(leaseMs / 3, STORE_RETRY_MS) - (clock.now() - began));
+          this.#heartbeatTimer = clock.setTimer(() => void this.#beat(), delay);
         }
       }
     })();
     return this.#heartbeat;
+  }
+
+  /** Logs this instance becoming the planner or losing the lease (a loss between heartbeats is seen at the next one). */
+  #notePlanner(): void {
+    const planner = this.#planLoop.isLeader;
+    if (planner === this.#wasPlanner) return;
+    this.#wasPlanner = planner;
+    if (planner) this.#rt.log.plannerElected();
+    else this.#rt.log.plannerLost();
+  }
+
+  /**
+   * Feeds the log and the metrics from the scheduler's own events, and the log from
+   * every other `error` it reports (a listener that threw, an internal fault).
+   */
+  #observe(log: Log): void {
+    Object.defineProperty(this, ERROR_SINK, { value: (error: Error) => log.error(error) });
+    this.#telemetry?.observe(this);
+    if (!log.enabled) return;
+    this.on('tick:missed', (event) => log.ticksMissed(event));
+    this.on('tick:skipped', (event) => log.tickSkipped(event));
+    this.on('run:retry', ({ run, error, index }) => {
+      if (error.name === LEASE_EXPIRED_ERROR.name) log.runRecovered(run, index);
+    });
+    this.on('run:failed', ({ run, error, reason }) => {
+      if (reason === 'pending-timeout') log.pendingTimeout(run);
+      else log.runFailed(run, error, reason);
+    });
   }
 
   /** Initializes the store once and writes pending registrations; what fails stays pending for the next heartbeat. */

@@ -5,7 +5,9 @@
 import type { Clock } from './clock.js';
 import type { Duration } from './duration.js';
 import type { AbortReason } from './errors.js';
+import type { Logger } from './logging.js';
 import type { ConcurrencyPolicy, JsonValue, Lock, RunStatus, RunTrigger, Store } from './store.js';
+import type { TelemetryOptions } from './telemetry/telemetry.js';
 
 export type { ConcurrencyPolicy, JsonValue, RunStatus, RunTrigger } from './store.js';
 export type { Duration } from './duration.js';
@@ -132,6 +134,21 @@ export interface SchedulerOptions {
   readonly leaseMs?: number;
   /** Planner election. @default the store's own lock */
   readonly lock?: Lock;
+  /**
+   * Where the scheduler logs (store unreachable and recovered, planner elected or lost,
+   * runs recovered or failed, ticks missed, ...): any object with `error`, `warn`,
+   * `info` and `debug` methods called as `(fields, message)`, e.g. a pino logger.
+   * `false`: no logging.
+   * @default errors and warnings to stderr, one line each, unless an `error` listener is attached
+   */
+  readonly logger?: Logger | false;
+  /**
+   * OpenTelemetry through `@opentelemetry/api` (an optional peer dependency, loaded
+   * only when this is set): a `tickwork.run` span per handler call and the
+   * `tickwork.*` metrics. `true` uses the global tracer and meter providers.
+   * @default false
+   */
+  readonly telemetry?: boolean | TelemetryOptions;
 }
 
 export interface StopOptions {

@@ -1,5 +1,5 @@
 /** Shared set-up for scheduler tests on the fake clock. */
-import { Scheduler, MemoryStore, type SchedulerOptions, type Clock, type TimerHandle } from '../src/index.js';
+import { Scheduler, MemoryStore, type SchedulerOptions, type Clock, type Store, type TimerHandle } from '../src/index.js';
 import type { SchedulerEvents } from '../src/events.js';
 import { FakeClock } from '../src/testing/index.js';
 
@@ -114,4 +114,27 @@ export class FreezableClock implements Clock {
   track<T>(work: Promise<T>): Promise<T> {
     return this.#inner.track(work);
   }
+}
+
+/** A memory store (and its lock) that can be made unreachable: every call rejects while `down`. */
+export function flakyStore(): { store: Store; setDown(down: boolean): void; failures: number } {
+  const state = { down: false, failures: 0 };
+  const flaky = <T extends object>(target: T, passThrough: readonly PropertyKey[]): T =>
+    new Proxy(target, {
+      get(inner, property, receiver) {
+        const value = Reflect.get(inner, property, receiver) as unknown;
+        if (typeof value !== 'function') return value;
+        if (passThrough.includes(property)) return value.bind(inner);
+        if (property === 'lock') return () => flaky((value as () => object).call(inner), []);
+        return async (...args: unknown[]) => {
+          if (state.down) {
+            state.failures += 1;
+            throw new Error('ECONNREFUSED');
+          }
+          return (value as (...a: unknown[]) => unknown).apply(inner, args);
+        };
+      },
+    });
+  const store = flaky(new MemoryStore(), ['watch']);
+  return { store, setDown: (down) => void (state.down = down), get failures() { return state.failures; } };
 }

@@ -4,6 +4,7 @@
  * close), and running the migrations once before the first query.
  */
 import * as z from 'zod/mini';
+import { requireDriver } from '../../src/driver.js';
 import { parseInput } from '../../src/validation.js';
 import { migrateStatement } from './migrations.js';
 import { SCHEMA_NAME_PATTERN, sqlNames, type SqlNames } from './sql.js';
@@ -122,6 +123,8 @@ export class Database {
   readonly names: SqlNames;
   readonly #userPool: Queryable | undefined;
   readonly #connectionString: string | undefined;
+  /** The `pg` module, loaded at construction when the store is to open its own pool. */
+  readonly #pg: PgModule | undefined;
   #ownPool: Promise<PgPoolLike> | undefined;
   #ready: Promise<void> | undefined;
   #closed = false;
@@ -130,6 +133,8 @@ export class Database {
     this.names = sqlNames(options.schema);
     this.#userPool = options.pool;
     this.#connectionString = options.connectionString;
+    // Loaded here, so a missing `pg` is reported by the constructor; PGlite and pool users never need it.
+    if (options.pool === undefined) this.#pg = requireDriver<PgModule>('pg');
   }
 
   /** True when the store opened the pool itself (and so may hold connections on it for LISTEN). */
@@ -141,7 +146,7 @@ export class Database {
   pool(): Promise<Queryable> {
     if (this.#userPool !== undefined) return Promise.resolve(this.#userPool);
     if (this.#closed) return Promise.reject(new Error('PostgresStore is closed'));
-    this.#ownPool ??= openPool(this.#connectionString ?? '');
+    this.#ownPool ??= Promise.resolve(openPool(this.#pg as PgModule, this.#connectionString ?? ''));
     return this.#ownPool;
   }
 
@@ -180,11 +185,20 @@ export class Database {
   }
 }
 
-async function openPool(connectionString: string): Promise<PgPoolLike> {
-  // Imported here only, so PGlite users never need the `pg` package installed.
-  const pg = await import('pg');
-  const Pool = (pg.default ?? pg).Pool;
-  const pool = new Pool({ connectionString }) as unknown as PgPoolLike;
+/** The part of the `pg` module the store uses. */
+interface PgModule {
+  readonly Pool: new (options: { connectionString: string; connectionTimeoutMillis: number }) => unknown;
+}
+
+/**
+ * How long opening a connection of our own pool may take before the query waiting
+ * for it fails (node-postgres waits forever by default): a server that does not
+ * answer is reported like one that refuses, and the scheduler retries.
+ */
+const CONNECTION_TIMEOUT_MS = 5_000;
+
+function openPool(pg: PgModule, connectionString: string): PgPoolLike {
+  const pool = new pg.Pool({ connectionString, connectionTimeoutMillis: CONNECTION_TIMEOUT_MS }) as PgPoolLike;
   // An idle connection dropped by the server must not crash the process; the next query reports it.
   pool.on('error', () => {});
   return pool;

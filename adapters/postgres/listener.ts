@@ -11,7 +11,8 @@ import type { PgClientLike, Queryable } from './database.js';
 import { quoteIdent } from './sql.js';
 
 const FIRST_RETRY_MS = 100;
-const MAX_RETRY_MS = 10_000;
+/** At most this long between attempts to LISTEN again, so notifications resume within a second of the server. */
+const MAX_RETRY_MS = 1_000;
 
 interface PgliteLike extends Queryable {
   listen(channel: string, callback: (payload: string) => void): Promise<() => Promise<void>>;

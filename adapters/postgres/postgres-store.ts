@@ -84,6 +84,10 @@ export class PostgresStore implements Store {
   readonly #batcher: Batcher;
   #lock: PostgresLock | undefined;
 
+  /**
+   * @throws ValidationError when the options are invalid.
+   * @throws TickworkError with code `'DRIVER_MISSING'` when given a `connectionString` and the `pg` package is not installed.
+   */
   constructor(options: PostgresStoreOptions) {
     this.#db = new Database(parseStoreOptions(options));
     this.#s = this.#db.names.schema;

@@ -6,7 +6,6 @@
  * Notifications travel over pub/sub on `{prefix}:events`, published by the scripts
  * themselves.
  */
-import { Redis } from 'ioredis';
 import { StoreError } from '../../src/errors.js';
 import { batchesOf, compareNewestFirst, compareReadyOrder } from '../../src/store-rules.js';
 import {
@@ -63,7 +62,7 @@ import {
   upsertArgs,
 } from './codec.js';
 import { ScriptBatcher } from './batcher.js';
-import { closeClient, hashTag, ScriptRunner, type RedisClient } from './connection.js';
+import { closeClient, hashTag, openClient, ScriptRunner, type RedisClient } from './connection.js';
 import { parseStoreOptions, type RedisStoreOptions } from './options.js';
 import { LOCK_SCRIPTS } from './lock-scripts.js';
 import type { BatchableScript } from './lua-prelude.js';
@@ -101,6 +100,7 @@ export class RedisStore implements Store {
    * @example new RedisStore({ client: new Redis(process.env.REDIS_URL) })
    * @example new RedisStore({ url: 'redis://127.0.0.1:6379', prefix: 'billing' })
    * @throws ValidationError when the options are invalid (bad prefix, both or neither of `client` and `url`).
+   * @throws TickworkError with code `'DRIVER_MISSING'` when given a `url` and the `ioredis` package is not installed.
    */
   constructor(options: RedisStoreOptions) {
     const parsed = parseStoreOptions(options);
@@ -108,10 +108,7 @@ export class RedisStore implements Store {
       this.#client = parsed.client;
       this.#ownsClient = false;
     } else {
-      const client = new Redis(parsed.url, { lazyConnect: true });
-      // Failures reach callers as rejected operations; without a listener ioredis would report them as unhandled.
-      client.on('error', () => {});
-      this.#client = client;
+      this.#client = openClient(parsed.url);
       this.#ownsClient = true;
     }
     this.#prefix = parsed.prefix;
@@ -383,7 +380,18 @@ export class RedisStore implements Store {
       if (channel !== this.#channel) return;
       for (const notification of decodeNotifications(message)) this.#dispatch(notification);
     });
-    subscriber.subscribe(this.#channel).catch(() => {});
+    // A subscription that failed (Redis down when the first watcher came) is made again once the
+    // connection is ready; ioredis itself renews only the subscriptions that once succeeded.
+    let subscribed = false;
+    const subscribe = (): void => {
+      if (subscribed) return;
+      subscriber.subscribe(this.#channel).then(
+        () => (subscribed = true),
+        () => {},
+      );
+    };
+    subscriber.on('ready', subscribe);
+    subscribe();
   }
 
   #dropSubscriber(): void {

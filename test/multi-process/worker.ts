@@ -12,6 +12,7 @@
  * - `TW_REDIS_COMMAND_TIMEOUT`: when set, the worker builds its own ioredis client with this
  *   `commandTimeout` (ms) and hands it to the store, so an unresponsive Redis fails commands
  * - `TW_REDIS_URL`, `TW_CLUSTER_NODES` (JSON `[{host,port}]`), `TW_DATABASE_URL`
+ * - `TW_LOGGER`: when set, the scheduler gets a logger that writes each record as a `log` line
  *
  * Writes one JSON line per event to stdout, each with `t` (Date.now()), `pid` and
  * `instance`: `boot`, `ready`, `registered`, `start`/`end` (from inside handlers),
@@ -22,7 +23,7 @@
 import { Cluster, Redis } from 'ioredis';
 import { RedisStore } from '../../adapters/redis/index.js';
 import { Scheduler } from '../../src/index.js';
-import type { JobDefinition, RunContext, Store } from '../../src/index.js';
+import type { JobDefinition, LogFields, RunContext, Store } from '../../src/index.js';
 
 const env = process.env;
 const instance = env.TW_INSTANCE ?? 'x';
@@ -134,7 +135,14 @@ async function createStore(): Promise<{ store: Store; close: () => Promise<void>
 async function main(): Promise<void> {
   log({ ev: 'boot', store: storeKind, namespace, jobs, lateJobs, leaseMs });
   const { store, close } = await createStore();
-  const scheduler = new Scheduler({ store, instanceId: `${instance}-${process.pid}`, leaseMs });
+  const logger = (level: string) => (fields: LogFields, message: string) =>
+    log({ ev: 'log', level, event: fields.event, operation: fields.operation, job: fields.jobName, runId: fields.runId, message });
+  const scheduler = new Scheduler({
+    store,
+    instanceId: `${instance}-${process.pid}`,
+    leaseMs,
+    ...(env.TW_LOGGER === undefined ? {} : { logger: { error: logger('error'), warn: logger('warn'), info: logger('info'), debug: logger('debug') } }),
+  });
 
   const runFields = (run: { id: string; jobName: string; scheduledAt: Date; attempt: number; status: string }) => ({
     runId: run.id,
@@ -194,6 +202,7 @@ async function main(): Promise<void> {
     })();
   });
 
+  log({ ev: 'starting' });
   await scheduler.start();
   log({ ev: 'ready', instanceId: scheduler.instanceId });
 }

@@ -1,26 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MemoryStore, StoreError, type Store } from '../../src/index.js';
-import { eventsOf, harness, stopWhileAdvancing } from '../helpers.js';
-
-/** A memory store that can be made unreachable: every call rejects while `down`. */
-function flakyStore(): { store: Store; setDown(down: boolean): void; failures: number } {
-  const inner = new MemoryStore();
-  const state = { down: false, failures: 0 };
-  const store = new Proxy(inner, {
-    get(target, property, receiver) {
-      const value = Reflect.get(target, property, receiver) as unknown;
-      if (typeof value !== 'function' || property === 'watch' || property === 'lock') return typeof value === 'function' ? value.bind(target) : value;
-      return async (...args: unknown[]) => {
-        if (state.down) {
-          state.failures += 1;
-          throw new Error('ECONNREFUSED');
-        }
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
-      };
-    },
-  });
-  return { store, setDown: (down) => void (state.down = down), get failures() { return state.failures; } };
-}
+import { MemoryStore, StoreError } from '../../src/index.js';
+import { eventsOf, flakyStore, harness, stopWhileAdvancing } from '../helpers.js';
 
 describe('failures never reach the app', () => {
   const unhandled: unknown[] = [];
