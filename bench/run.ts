@@ -4,7 +4,7 @@
  * `--only` re-runs some scenarios and merges them into the previous results.json; `--render` only
  * re-renders RESULTS.md and lag.svg from results.json. tickwork is measured from its build
  * (bench/lib/tickwork.ts), which this runs first (`npm run build`).
- * Scenarios: fire-lag, fire-lag-stores, throughput, alloc, idle, skip, catch-up, cron-maths, registration.
+ * Scenarios: fire-lag, fire-lag-stores, throughput, alloc, idle, skip, catch-up, cron-maths, registration, footprint.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -227,6 +227,11 @@ const scenarios: Record<string, (results: Results) => Promise<void>> = {
       const [r] = await runScenario(scenario('registration'), { args: ['--lib', lib, '--jobs', '10000'] });
       results.registration.push(r as Record<string, unknown>);
     }
+  },
+  async footprint(results) {
+    log('footprint (installs the peers from the registry)');
+    const [r] = await runScenario(scenario('footprint'), { timeoutMs: 600_000 });
+    results.footprint = r as Record<string, unknown>;
   },
 };
 

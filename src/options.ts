@@ -3,9 +3,11 @@
  * instants in whole milliseconds (see duration.ts and instant.ts: no fraction ever
  * reaches a store), schedules in their stored shape, `data` as a private frozen
  * copy (json-value.ts). `parseInput` turns a failed parse into a `ValidationError`
- * naming field and value.
+ * naming field and value. Written with zod/mini, whose functions a bundler keeps
+ * only when used (zod's chained API brings all of itself and every locale: 443 KB
+ * of a minimal app).
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import type { Clock } from './clock.js';
 import type { Draft } from './draft.js';
 import { MAX_DURATION_MS, parseDuration } from './duration.js';
@@ -16,9 +18,15 @@ import { NAME_PATTERN, RESERVED_NAME_SEGMENTS, reservedSegmentOf } from './run-i
 import { cronProblem, cronSpec, isValidTimeZone } from './schedule/index.js';
 import type { ConcurrencyPolicy, FanOutSpec, HistoryLimits, JsonValue, Lock, ScheduleSpec, Store } from './store.js';
 import type { JobDefinition, JobHandler, SchedulerOptions } from './types.js';
-import { parseInput } from './validation.js';
+import { parseInput, safeParse, strictObject } from './validation.js';
 
 const MIN_EVERY_MS = 1_000;
+
+/** Reports a problem found by a transform (`path` relative to the transformed value), which then yields no value. */
+function fail(payload: z.core.ParsePayload, message: string, path: PropertyKey[] = []): never {
+  payload.issues.push({ code: 'custom', message, path, input: payload.value });
+  return z.NEVER;
+}
 
 /**
  * Any name a store may hold, names an earlier grammar allowed included: what looking
@@ -26,56 +34,49 @@ const MIN_EVERY_MS = 1_000;
  */
 export const storedNameSchema = z
   .string({ error: 'must be a string' })
-  .regex(NAME_PATTERN, 'must be 1 to 200 letters, digits, "-", "_" or "."');
+  .check(z.regex(NAME_PATTERN, 'must be 1 to 200 letters, digits, "-", "_" or "."'));
 
 /** A job name under the current grammar, which keeps run IDs unambiguous (run-id.ts): what creates runs takes. */
-export const nameSchema = storedNameSchema.refine((name) => reservedSegmentOf(name) === undefined, {
-  error: `must not have ${RESERVED_NAME_SEGMENTS.map((segment) => `"${segment}"`).join(' or ')} as a dot-separated part (run IDs use them)`,
-});
+export const nameSchema = storedNameSchema.check(
+  z.refine((name) => reservedSegmentOf(name) === undefined, {
+    error: `must not have ${RESERVED_NAME_SEGMENTS.map((segment) => `"${segment}"`).join(' or ')} as a dot-separated part (run IDs use them)`,
+  }),
+);
 
 const DURATION_HINT = 'such as 500, "10s" or "1h30m", at most 100 years';
 
 function durationSchema(min = 0) {
-  return z.union([z.number(), z.string()], { error: 'must be a duration (milliseconds or a string like "10s")' }).transform(
-    (value, ctx) => {
+  return z.pipe(
+    z.union([z.number(), z.string()], { error: 'must be a duration (milliseconds or a string like "10s")' }),
+    z.transform((value: number | string, payload) => {
       const ms = parseDuration(value);
       if (ms === undefined || ms < min) {
-        ctx.addIssue({
-          code: 'custom',
-          message: min > 0 ? `must be a duration of at least ${min} ms, ${DURATION_HINT}` : `must be a non-negative duration ${DURATION_HINT}`,
-        });
-        return z.NEVER;
+        return fail(payload, min > 0 ? `must be a duration of at least ${min} ms, ${DURATION_HINT}` : `must be a non-negative duration ${DURATION_HINT}`);
       }
       return ms;
-    },
+    }),
   );
 }
 
-export const instantSchema = z
-  .union([z.date(), z.string(), z.number()], { error: 'must be a Date, an ISO-8601 string or epoch milliseconds' })
-  .transform((value, ctx) => {
+export const instantSchema = z.pipe(
+  z.union([z.date(), z.string(), z.number()], { error: 'must be a Date, an ISO-8601 string or epoch milliseconds' }),
+  z.transform((value: Date | string | number, payload) => {
     const reading = readInstant(value);
-    if ('problem' in reading) {
-      ctx.addIssue({ code: 'custom', message: reading.problem });
-      return z.NEVER;
-    }
-    return reading.ms;
-  });
+    return 'problem' in reading ? fail(payload, reading.problem) : reading.ms;
+  }),
+);
 
 /**
  * Picks the schema for a value by its shape and parses with it, keeping the inner
  * field paths in the issues (a plain `z.union` reports only "Invalid input" at the union).
  */
-function byShape<T>(pick: (value: unknown) => z.ZodType<T> | undefined, message: string) {
-  return z.unknown().transform((value, ctx): T => {
+function byShape<T>(pick: (value: unknown) => z.ZodMiniType<T> | undefined, message: string) {
+  return z.transform((value: unknown, payload): T => {
     const schema = pick(value);
-    if (schema === undefined) {
-      ctx.addIssue({ code: 'custom', message });
-      return z.NEVER;
-    }
-    const result = schema.safeParse(value);
+    if (schema === undefined) return fail(payload, message);
+    const result = safeParse(schema, value);
     if (result.success) return result.data;
-    for (const issue of result.error.issues) ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path });
+    for (const issue of result.issues) fail(payload, issue.message, issue.path);
     return z.NEVER;
   });
 }
@@ -85,41 +86,36 @@ function byShape<T>(pick: (value: unknown) => z.ZodType<T> | undefined, message:
  * NaN, a class instance, a cycle, nesting beyond `MAX_DATA_DEPTH`) is reported at
  * its exact path.
  */
-const jsonSchema = z.unknown().transform((value, ctx): JsonValue => {
+const jsonSchema = z.transform((value: unknown, payload): JsonValue => {
   const copy = copyJsonValue(value);
-  if ('problem' in copy) {
-    ctx.addIssue({ code: 'custom', message: copy.problem.message, path: [...copy.problem.path] });
-    return z.NEVER;
-  }
-  return copy.value;
+  return 'problem' in copy ? fail(payload, copy.problem.message, [...copy.problem.path]) : copy.value;
 });
 
 const policySchema = z.enum(['Allow', 'Forbid', 'Replace', 'CatchUp'], {
   error: 'must be "Allow", "Forbid", "Replace" or "CatchUp"',
 });
 
-const countSchema = z.number().int('must be an integer').min(0, 'must be 0 or more');
+/** An integer from `min` to `max`, with the messages every count of the API shares. */
+function integerSchema(min: number, max?: number) {
+  const checks = [z.int('must be an integer'), z.gte(min, `must be ${min} or more`)];
+  return z.number().check(...(max === undefined ? checks : [...checks, z.lte(max, `must be at most ${max}`)]));
+}
+
+const countSchema = integerSchema(0);
 /** Indices of a fan-out run: enough for any sharding, small enough that one run's records stay cheap. */
 const MAX_COMPLETIONS = 10_000;
-const indexCountSchema = z
-  .number()
-  .int('must be an integer')
-  .min(1, 'must be 1 or more')
-  .max(MAX_COMPLETIONS, `must be at most ${MAX_COMPLETIONS}`);
+const indexCountSchema = integerSchema(1, MAX_COMPLETIONS);
 
-const retrySchema = z
-  .object({
-    limit: countSchema.default(6),
-    initialDelay: durationSchema().default(10_000),
-    factor: z.number().min(1, 'must be 1 or more').default(2),
-    maxDelay: durationSchema().default(3_600_000),
-    jitter: z.number().min(0, 'must be between 0 and 1').max(1, 'must be between 0 and 1').default(0),
-  })
-  .strict();
+const retrySchema = strictObject({
+  limit: z._default(countSchema, 6),
+  initialDelay: z._default(durationSchema(), 10_000),
+  factor: z._default(z.number().check(z.gte(1, 'must be 1 or more')), 2),
+  maxDelay: z._default(durationSchema(), 3_600_000),
+  jitter: z._default(z.number().check(z.gte(0, 'must be between 0 and 1'), z.lte(1, 'must be between 0 and 1')), 0),
+});
 
-
-const atSchema = z.object({ at: instantSchema }).strict();
-const everySchema = z.object({ every: durationSchema(MIN_EVERY_MS), anchor: instantSchema.optional() }).strict();
+const atSchema = strictObject({ at: instantSchema });
+const everySchema = strictObject({ every: durationSchema(MIN_EVERY_MS), anchor: z.optional(instantSchema) });
 
 // Built once: a schema constructed inside a `pick` would be built again on every parse.
 const cronStringSchema = z.string();
@@ -137,41 +133,43 @@ const scheduleSchema = byShape<string | z.output<typeof atSchema> | z.output<typ
   'must be a cron string, { at } or { every, anchor? }',
 );
 
-const jobSchema = z
-  .object({
+const jobSchema = strictObject({
     name: nameSchema,
     schedule: scheduleSchema,
-    timezone: z.string().default('UTC'),
-    concurrencyPolicy: policySchema.default('Allow'),
-    startingDeadline: durationSchema().optional(),
-    suspend: z.boolean().optional(),
-    retry: byShape<false | z.output<typeof retrySchema>>(
-      (value) => (value === false ? noRetrySchema : typeof value === 'object' && value !== null ? retrySchema : undefined),
-      'must be retry options or false',
-    ).optional(),
-    timeout: durationSchema(1).optional(),
-    attemptTimeout: durationSchema(1).optional(),
-    pendingTimeout: durationSchema(1).optional(),
-    completions: indexCountSchema.default(1),
-    parallelism: indexCountSchema.default(1),
-    history: z
-      .object({ succeeded: countSchema.default(3), failed: countSchema.default(1), ttl: durationSchema(1).optional() })
-      .strict()
-      .prefault({}),
-    data: jsonSchema.optional(),
+    timezone: z._default(z.string(), 'UTC'),
+    concurrencyPolicy: z._default(policySchema, 'Allow'),
+    startingDeadline: z.optional(durationSchema()),
+    suspend: z.optional(z.boolean()),
+    retry: z.optional(
+      byShape<false | z.output<typeof retrySchema>>(
+        (value) => (value === false ? noRetrySchema : typeof value === 'object' && value !== null ? retrySchema : undefined),
+        'must be retry options or false',
+      ),
+    ),
+    timeout: z.optional(durationSchema(1)),
+    attemptTimeout: z.optional(durationSchema(1)),
+    pendingTimeout: z.optional(durationSchema(1)),
+    completions: z._default(indexCountSchema, 1),
+    parallelism: z._default(indexCountSchema, 1),
+    history: z.prefault(
+      strictObject({ succeeded: z._default(countSchema, 3), failed: z._default(countSchema, 1), ttl: z.optional(durationSchema(1)) }),
+      {},
+    ),
+    data: z.optional(jsonSchema),
     handler: z.custom<JobHandler>((value) => typeof value === 'function', 'must be a function'),
   })
-  .strict()
-  .superRefine((job, ctx) => {
-    if (!isValidTimeZone(job.timezone)) {
-      ctx.addIssue({ code: 'custom', path: ['timezone'], message: 'is not a known IANA time zone' });
-      return;
-    }
-    if (typeof job.schedule === 'string') {
-      const problem = cronProblem(job.schedule, job.timezone);
-      if (problem !== undefined) ctx.addIssue({ code: 'custom', path: ['schedule'], message: `invalid cron expression: ${problem}` });
-    }
-  });
+  .check(
+    z.superRefine((job, ctx) => {
+      if (!isValidTimeZone(job.timezone)) {
+        ctx.addIssue({ code: 'custom', path: ['timezone'], message: 'is not a known IANA time zone' });
+        return;
+      }
+      if (typeof job.schedule === 'string') {
+        const problem = cronProblem(job.schedule, job.timezone);
+        if (problem !== undefined) ctx.addIssue({ code: 'custom', path: ['schedule'], message: `invalid cron expression: ${problem}` });
+      }
+    }),
+  );
 
 export interface NormalizedRetry {
   readonly limit: number;
@@ -258,16 +256,18 @@ export function parseJobDefinition(input: JobDefinition<never> | JobDefinition):
  */
 function implementing<T>(what: string, methods: Record<string, true>) {
   const names = Object.keys(methods);
-  return z.custom<T>().superRefine((value, ctx) => {
-    if (typeof value !== 'object' || value === null) {
-      ctx.addIssue({ code: 'custom', message: `must be ${what}` });
-      return;
-    }
-    const missing = names.filter((name) => typeof (value as Record<string, unknown>)[name] !== 'function');
-    if (missing.length > 0) {
-      ctx.addIssue({ code: 'custom', message: `must be ${what}, but ${missing.map((name) => `${name}()`).join(', ')} ${missing.length === 1 ? 'is' : 'are'} missing` });
-    }
-  });
+  return z.custom<T>().check(
+    z.superRefine((value, ctx) => {
+      if (typeof value !== 'object' || value === null) {
+        ctx.addIssue({ code: 'custom', message: `must be ${what}` });
+        return;
+      }
+      const missing = names.filter((name) => typeof (value as Record<string, unknown>)[name] !== 'function');
+      if (missing.length > 0) {
+        ctx.addIssue({ code: 'custom', message: `must be ${what}, but ${missing.map((name) => `${name}()`).join(', ')} ${missing.length === 1 ? 'is' : 'are'} missing` });
+      }
+    }),
+  );
 }
 
 const STORE_METHODS: Record<keyof Store, true> = {
@@ -300,21 +300,23 @@ const CLOCK_METHODS: Record<Exclude<keyof Clock, 'track'>, true> = { now: true, 
 
 export const lockSchema = implementing<Lock>('a Lock (acquire, renew, release)', LOCK_METHODS);
 
-const clockSchema = implementing<Clock>('a Clock (now, setTimer, clearTimer, sleep)', CLOCK_METHODS).superRefine((clock, ctx) => {
-  if (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function') return; // reported above
-  if (clock.track !== undefined && typeof clock.track !== 'function') ctx.addIssue({ code: 'custom', path: ['track'], message: 'must be a function when given' });
-  // Read once here: a clock whose time is not epoch milliseconds would corrupt every record it dates.
-  let now: unknown;
-  try {
-    now = clock.now();
-  } catch (error) {
-    ctx.addIssue({ code: 'custom', path: ['now'], message: `must return epoch milliseconds (it threw: ${messageOf(error)})` });
-    return;
-  }
-  if (typeof now !== 'number' || Number.isNaN(new Date(now).getTime())) {
-    ctx.addIssue({ code: 'custom', path: ['now'], message: `must return epoch milliseconds (it returned ${describeValue(now)})` });
-  }
-});
+const clockSchema = implementing<Clock>('a Clock (now, setTimer, clearTimer, sleep)', CLOCK_METHODS).check(
+  z.superRefine((clock, ctx) => {
+    if (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function') return; // reported above
+    if (clock.track !== undefined && typeof clock.track !== 'function') ctx.addIssue({ code: 'custom', path: ['track'], message: 'must be a function when given' });
+    // Read once here: a clock whose time is not epoch milliseconds would corrupt every record it dates.
+    let now: unknown;
+    try {
+      now = clock.now();
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', path: ['now'], message: `must return epoch milliseconds (it threw: ${messageOf(error)})` });
+      return;
+    }
+    if (typeof now !== 'number' || Number.isNaN(new Date(now).getTime())) {
+      ctx.addIssue({ code: 'custom', path: ['now'], message: `must return epoch milliseconds (it returned ${describeValue(now)})` });
+    }
+  }),
+);
 
 /** 1 to 200 characters, none of them a control character (Postgres refuses NUL) or half a surrogate pair. */
 const INSTANCE_ID = /^[^\p{Cc}\p{Cs}]{1,200}$/u;
@@ -329,50 +331,44 @@ function nameOf(input: unknown): string {
   }
 }
 
-export const schedulerOptionsSchema = z
-  .object({
-    store: implementing<Store>('a Store', STORE_METHODS).optional(),
-    clock: clockSchema.optional(),
-    instanceId: z.string({ error: 'must be a string' }).regex(INSTANCE_ID, 'must be 1 to 200 characters, no control characters').optional(),
-    maxConcurrentRuns: z.number().int('must be an integer').min(1, 'must be 1 or more').or(z.literal(Infinity)).optional(),
-    leaseMs: z.number().int('must be an integer').min(100, 'must be at least 100 ms').max(MAX_DURATION_MS, 'must be at most 100 years').optional(),
-    lock: lockSchema.optional(),
-    logger: z
-      .custom<NonNullable<SchedulerOptions['logger']>>(
-        (value) => value === false || isLogger(value),
-        'must be false or an object with error, warn, info and debug methods (a pino or bunyan logger fits)',
-      )
-      .optional(),
-    telemetry: z
-      .custom<NonNullable<SchedulerOptions['telemetry']>>(
-        (value) => typeof value === 'boolean' || isTelemetryOptions(value),
-        'must be true, false, or { tracerProvider?, meterProvider? } (an OpenTelemetry TracerProvider and MeterProvider)',
-      )
-      .optional(),
-  })
-  .strict();
+export const schedulerOptionsSchema = strictObject({
+  store: z.optional(implementing<Store>('a Store', STORE_METHODS)),
+  clock: z.optional(clockSchema),
+  instanceId: z.optional(z.string({ error: 'must be a string' }).check(z.regex(INSTANCE_ID, 'must be 1 to 200 characters, no control characters'))),
+  maxConcurrentRuns: z.optional(z.union([integerSchema(1), z.literal(Infinity)])),
+  leaseMs: z.optional(
+    z.number().check(z.int('must be an integer'), z.gte(100, 'must be at least 100 ms'), z.lte(MAX_DURATION_MS, 'must be at most 100 years')),
+  ),
+  lock: z.optional(lockSchema),
+  logger: z.optional(
+    z.custom<NonNullable<SchedulerOptions['logger']>>(
+      (value) => value === false || isLogger(value),
+      'must be false or an object with error, warn, info and debug methods (a pino or bunyan logger fits)',
+    ),
+  ),
+  telemetry: z.optional(
+    z.custom<NonNullable<SchedulerOptions['telemetry']>>(
+      (value) => typeof value === 'boolean' || isTelemetryOptions(value),
+      'must be true, false, or { tracerProvider?, meterProvider? } (an OpenTelemetry TracerProvider and MeterProvider)',
+    ),
+  ),
+});
 
-export const triggerOptionsSchema = z
-  .object({ data: jsonSchema.optional(), idempotencyKey: storedNameSchema.optional() })
-  .strict();
+export const triggerOptionsSchema = strictObject({ data: z.optional(jsonSchema), idempotencyKey: z.optional(storedNameSchema) });
 
-export const backfillOptionsSchema = z
-  .object({ from: instantSchema, to: instantSchema })
-  .strict()
-  .refine((range) => range.from <= range.to, { message: 'must not be before from', path: ['to'] });
+export const backfillOptionsSchema = strictObject({ from: instantSchema, to: instantSchema })
+  .check(z.refine((range) => range.from <= range.to, { message: 'must not be before from', path: ['to'] }));
 
 const statusSchema = z.enum(['pending', 'running', 'succeeded', 'failed', 'cancelled'], {
   error: 'must be "pending", "running", "succeeded", "failed" or "cancelled"',
 });
 
-export const listRunsOptionsSchema = z
-  .object({
-    status: z.union([statusSchema, z.array(statusSchema)]).optional(),
-    limit: z.number().int('must be an integer').min(1, 'must be 1 or more').max(10_000, 'must be at most 10000').default(100),
-  })
-  .strict();
+export const listRunsOptionsSchema = strictObject({
+  status: z.optional(z.union([statusSchema, z.array(statusSchema)])),
+  limit: z._default(integerSchema(1, 10_000), 100),
+});
 
-export const countArgSchema = z.number().int('must be an integer').min(1, 'must be 1 or more').max(10_000, 'must be at most 10000');
+export const countArgSchema = integerSchema(1, 10_000);
 
 function isObject(value: unknown): boolean {
   return typeof value === 'object' && value !== null;

@@ -3,7 +3,7 @@
  * validation, the pool we open from a connection string (and only that one we
  * close), and running the migrations once before the first query.
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { requireDriver } from '../../src/driver.js';
 import { parseInput } from '../../src/validation.js';
 import { migrateStatement } from './migrations.js';
@@ -70,27 +70,31 @@ const queryableSchema = z.custom<Queryable>(
  */
 const RESERVED_SCHEMA = /^(?:pg_|information_schema$)/;
 
-const schemaNameSchema = z
-  .string({ error: 'must be a string' })
-  .regex(SCHEMA_NAME_PATTERN, 'must be 1-63 lowercase letters, digits or _, not starting with a digit')
-  .refine((name) => !RESERVED_SCHEMA.test(name), { error: 'must not start with "pg_" nor be "information_schema": Postgres reserves them' })
-  .default('tickwork');
+const schemaNameSchema = z._default(
+  z.string({ error: 'must be a string' }).check(
+    z.regex(SCHEMA_NAME_PATTERN, 'must be 1-63 lowercase letters, digits or _, not starting with a digit'),
+    z.refine((name) => !RESERVED_SCHEMA.test(name), { error: 'must not start with "pg_" nor be "information_schema": Postgres reserves them' }),
+  ),
+  'tickwork',
+);
 
 const storeOptionsSchema = z
   .strictObject({
-    pool: queryableSchema.optional(),
-    connectionString: z.string().min(1, 'must not be empty').optional(),
+    pool: z.optional(queryableSchema),
+    connectionString: z.optional(z.string().check(z.minLength(1, 'must not be empty'))),
     schema: schemaNameSchema,
   })
-  .superRefine((options, ctx) => {
-    if ((options.pool === undefined) === (options.connectionString === undefined)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: options.pool === undefined ? [] : ['connectionString'],
-        message: 'give exactly one of pool and connectionString',
-      });
-    }
-  });
+  .check(
+    z.superRefine((options, ctx) => {
+      if ((options.pool === undefined) === (options.connectionString === undefined)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: options.pool === undefined ? [] : ['connectionString'],
+          message: 'give exactly one of pool and connectionString',
+        });
+      }
+    }),
+  );
 
 const lockOptionsSchema = z.strictObject({ pool: queryableSchema, schema: schemaNameSchema });
 

@@ -2,7 +2,7 @@
  * The public options of `RedisStore` and `RedisLock`, and their zod schemas (the
  * constructors' validation boundary).
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { parseInput } from '../../src/validation.js';
 import { isRedisClient, type RedisClient } from './connection.js';
 
@@ -42,27 +42,27 @@ export interface RedisLockOptions extends PrefixOption {
 
 export const DEFAULT_PREFIX = 'tickwork';
 
-const prefixSchema = z
-  .string()
-  .regex(/^[A-Za-z0-9\-_.:]{1,100}$/, 'prefix must be 1 to 100 letters, digits, "-", "_", "." or ":"');
+const prefixSchema = z.string().check(z.regex(/^[A-Za-z0-9\-_.:]{1,100}$/, 'prefix must be 1 to 100 letters, digits, "-", "_", "." or ":"'));
 
 const clientSchema = z.custom<RedisClient>(isRedisClient, 'client must be an ioredis Redis or Cluster instance');
 
 const storeSchema = z
   .strictObject({
-    client: clientSchema.optional(),
-    url: z.string().regex(/^rediss?:\/\/\S*$/i, 'url must be a redis:// or rediss:// URL').optional(),
-    prefix: prefixSchema.optional(),
+    client: z.optional(clientSchema),
+    url: z.optional(z.string().check(z.regex(/^rediss?:\/\/\S*$/i, 'url must be a redis:// or rediss:// URL'))),
+    prefix: z.optional(prefixSchema),
   })
-  .superRefine((options, ctx) => {
-    if (options.client !== undefined && options.url !== undefined) {
-      ctx.addIssue({ code: 'custom', path: ['url'], message: 'give either client or url, not both' });
-    } else if (options.client === undefined && options.url === undefined) {
-      ctx.addIssue({ code: 'custom', path: [], message: 'give exactly one of client or url' });
-    }
-  });
+  .check(
+    z.superRefine((options, ctx) => {
+      if (options.client !== undefined && options.url !== undefined) {
+        ctx.addIssue({ code: 'custom', path: ['url'], message: 'give either client or url, not both' });
+      } else if (options.client === undefined && options.url === undefined) {
+        ctx.addIssue({ code: 'custom', path: [], message: 'give exactly one of client or url' });
+      }
+    }),
+  );
 
-const lockSchema = z.strictObject({ client: clientSchema, prefix: prefixSchema.optional() });
+const lockSchema = z.strictObject({ client: clientSchema, prefix: z.optional(prefixSchema) });
 
 /** The validated store options: a client to use or a URL to connect to, and the prefix. */
 export type ParsedStoreOptions =

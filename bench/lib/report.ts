@@ -1,5 +1,6 @@
 /** Turns the collected results into bench/RESULTS.md and the lag chart bench/lag.svg (hand-written SVG). */
 import type { SystemInfo } from './sysinfo.js';
+import { budgeted, BUDGET_EXEMPT, BUNDLE_BUDGET_BYTES, type PackageSize } from './footprint.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 export interface Results {
@@ -223,6 +224,25 @@ export function renderMarkdown(r: Results): string {
       ...compare('heap', tw?.heapBytes, peers.map((p) => [p.lib, p.heapBytes]), (v) => `${f((v as number) / 2 ** 20, 2)} MB`, `smaller than every peer: ${mark(tw?.heapBytes < smallest)}`),
     ]) + '\n';
   } else out += 'not run\n\n';
+  return out + footprintSection(r.footprint);
+}
+
+function footprintSection(footprint: { libs: any[] } | undefined): string {
+  let out = '## Footprint\n\nWhat a library costs the app that installs it. Install = every file of the node_modules that `npm install <lib>` writes into an empty project (production dependencies only, no install scripts; apparent sizes): tickwork from its packed tarball, each peer from the registry at the version the bench runs. Bundle = a minimal app (one job registered, started, stopped; tickwork on its default memory store) bundled with esbuild (minified, ESM, platform node); BullMQ and pg-boss are queue clients that need a server, so they have none. `npm run size` measures tickwork alone and holds its budget in CI: 150 KB for the bundle without luxon, cron-parser\'s date library, which cron-parser (CommonJS) calls while it parses an expression, so that no bundler can leave it out. 1 KB = 1,024 bytes.\n\n';
+  if (footprint === undefined) return `${out}not run\n\n`;
+  const [tw, ...peers] = footprint.libs;
+  const mib = (v: unknown): string => (typeof v !== 'number' ? '—' : v < 2 ** 20 ? kb(v) : `${f(v / 2 ** 20, 2)} MB`);
+  const count = (l: any): number => (l.packages as PackageSize[]).filter((p) => !p.name.startsWith('(')).length;
+  const bundled = peers.filter((p) => p.bundle !== undefined);
+  out += table([
+    ...compare('install size', tw.installBytes, peers.map((p) => [`${display(p.lib)} ${p.version}`, p.installBytes]), mib),
+    ...compare('packages installed', count(tw), peers.map((p) => [display(p.lib), count(p)]), (v) => f(v, 0)),
+    ...compare('minimal app bundled, minified', tw.bundle.bytes, bundled.map((p) => [display(p.lib), p.bundle.bytes]), kb, `≤ ${kb(BUNDLE_BUDGET_BYTES)} without ${BUDGET_EXEMPT.join(', ')}: ${mark(budgeted(tw.bundle) <= BUNDLE_BUDGET_BYTES)} (${kb(budgeted(tw.bundle))})`),
+    ...compare('minimal app bundled, gzipped', tw.bundle.gzipBytes, bundled.map((p) => [display(p.lib), p.bundle.gzipBytes]), kb),
+    ...compare('packed tarball (npm pack)', tw.tarball.bytes, [], kb),
+  ]);
+  const parts = (sizes: PackageSize[], total: number): string => sizes.map((p) => `${p.name} ${kb(p.bytes)} (${f((p.bytes / total) * 100, 0)} %)`).join(', ');
+  out += `\ntickwork ${tw.version}: install ${parts(tw.packages, tw.installBytes)}; tarball unpacked ${kb(tw.tarball.unpackedBytes)} (${Object.entries(tw.tarball.byKind as Record<string, number>).map(([kind, bytes]) => `${kind} ${kb(bytes)}`).join(', ')}); minimal app bundle ${parts(tw.bundle.packages, tw.bundle.bytes)}.\n\n`;
   return out;
 }
 
