@@ -221,6 +221,9 @@ export class Executor {
       }
       const claimed = (await Promise.all(claims)).filter(Boolean).length;
       if (found.runs.length < limit || claimed === 0) return;
+      // A pile of ready runs on a store that answers at once: a turn of the event loop between batches.
+      const pause = this.#rt.pacer.step(claimed);
+      if (pause !== undefined) await pause;
     }
     if (this.#freeSlots() <= 0) this.#backlog = true;
   }

@@ -11,6 +11,7 @@ import { StoreError, TickworkError } from './errors.js';
 import { safeEmit, type SchedulerEvents } from './events.js';
 import type { HealthMonitor } from './health.js';
 import type { Log } from './logging.js';
+import { Pacer } from './pacer.js';
 import { compileSchedule, type Schedule } from './schedule/index.js';
 import { defaultAnchor } from './planner.js';
 import type { JobRecord, ScheduleSpec, Store } from './store.js';
@@ -28,13 +29,15 @@ export interface Runtime {
   readonly health: HealthMonitor;
   readonly log: Log;
   readonly schedules: ScheduleCache;
+  /** Slices long work into turns of the event loop. */
+  readonly pacer: Pacer;
   /** Runs a store operation for a caller who wants its failure: rejects with a `StoreError`. */
   call<T>(operation: string, work: () => Promise<T>): Promise<T>;
   /** Runs a store operation in the background: resolves `undefined` (after reporting the error) when it fails. */
   io<T>(operation: string, work: () => Promise<T>): Promise<T | undefined>;
 }
 
-export function createRuntime(fields: Omit<Runtime, 'call' | 'io' | 'schedules'>): Runtime {
+export function createRuntime(fields: Omit<Runtime, 'call' | 'io' | 'schedules' | 'pacer'>): Runtime {
   const { clock, events, health } = fields;
   // Every run makes several store calls: one async frame each, not one per layer.
   const start = <T>(work: () => Promise<T>): Promise<T> => {
@@ -44,6 +47,7 @@ export function createRuntime(fields: Omit<Runtime, 'call' | 'io' | 'schedules'>
   return {
     ...fields,
     schedules: new ScheduleCache(),
+    pacer: new Pacer(clock),
     async call<T>(operation: string, work: () => Promise<T>): Promise<T> {
       let result: T;
       try {

@@ -13,6 +13,7 @@ import { systemClock, wholeMillisecondClock, type TimerHandle } from './clock.js
 import type { Draft } from './draft.js';
 import { JobNotFoundError, TickworkError, ValidationError } from './errors.js';
 import { ERROR_SINK, safeEmit, type SchedulerEvents } from './events.js';
+import { checkBackfillSize } from './backfill.js';
 import { Executor } from './executor.js';
 import { HealthMonitor, type Health } from './health.js';
 import { Log } from './logging.js';
@@ -192,14 +193,18 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
 
   /**
    * Records a backfill: a run for every tick in `[from, to]`, oldest first, one at a
-   * time. Resolves once recorded, not when its runs finish.
+   * time. Resolves once recorded, not when its runs finish. A range of more than
+   * `MAX_BACKFILL_RUNS` (100,000) ticks is a `ValidationError` (path `to`), and
+   * nothing is written.
    */
   async backfill(name: string, options: BackfillOptions): Promise<void> {
     parseInput(nameSchema, name, 'backfill(name)');
     const range = parseInput(backfillOptionsSchema, options, `backfill(${JSON.stringify(name)})`);
     const record = await this.#requireJob(name);
-    const first = firstBackfillTick(this.#rt.schedules.of(record), range.from, range.to);
+    const schedule = this.#rt.schedules.of(record);
+    const first = firstBackfillTick(schedule, range.from, range.to);
     if (first === undefined) return;
+    await checkBackfillSize(name, options, schedule, first, range.to, this.#rt.pacer);
     const id = `${this.#rt.clock.now()}-${randomUUID().slice(0, 8)}`;
     const job = await this.#rt.call('addBackfill', () => this.#rt.store.addBackfill({ jobName: name, range: { id, next: first, to: range.to } }));
     if (job === undefined) throw new JobNotFoundError(name);
