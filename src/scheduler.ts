@@ -13,6 +13,7 @@ import { systemClock, wholeMillisecondClock, type TimerHandle } from './clock.js
 import type { Draft } from './draft.js';
 import { JobNotFoundError, TickworkError, ValidationError } from './errors.js';
 import { ERROR_SINK, safeEmit, type SchedulerEvents } from './events.js';
+import { calledFromHandler } from './attempt.js';
 import { checkBackfillSize } from './backfill.js';
 import { Executor } from './executor.js';
 import { HealthMonitor, type Health } from './health.js';
@@ -25,6 +26,7 @@ import {
   nameSchema,
   parseJobDefinition,
   schedulerOptionsSchema,
+  stopOptionsSchema,
   storedNameSchema,
   triggerOptionsSchema,
   type NormalizedJob,
@@ -269,13 +271,26 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
 
   /**
    * Stops planning and claiming, then waits for running handlers. With `abort`, their
-   * signals abort (`'shutdown'`) and their runs are released to other instances.
+   * signals abort (`'shutdown'`) at once, with `timeout` once it has passed; an aborted
+   * handler's run is released to other instances, after `SHUTDOWN_GRACE_MS` at the
+   * latest. Called from a handler, it does not wait for that handler (which waits for
+   * it). Rejects with a `ValidationError` on bad options.
    */
   stop(options: StopOptions = {}): Promise<void> {
-    if (this.#state !== 'running') return this.#stopping ?? Promise.resolve();
-    this.#state = 'stopping';
+    let parsed: { abort?: boolean | undefined; timeout?: number | undefined };
+    try {
+      parsed = parseInput(stopOptionsSchema, options, 'stop()');
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (this.#state === 'idle') return Promise.resolve();
+    // A handler that waits for stop() cannot finish before it: stop() does not wait for it.
+    if (calledFromHandler()) this.#executor.callerOfStop();
     // Claiming stops now, before anything below waits: no handler starts after stop() was called.
-    const drained = this.#executor.stop(options.abort === true);
+    // While stopping, a later call can only bring the abort forward.
+    const drained = this.#executor.stop(parsed.abort === true ? 0 : parsed.timeout);
+    if (this.#state === 'stopping') return this.#stopping ?? Promise.resolve();
+    this.#state = 'stopping';
     this.#stopping = (async () => {
       await this.#heartbeat;
       await this.#planLoop.stop();
