@@ -43,7 +43,7 @@ import type {
 } from '../../src/store.js';
 import { compareNewestFirst, compareOldestFirst, compareReadyOrder, isCreatedAhead } from '../../src/store-rules.js';
 import { MemoryLock } from './memory-lock.js';
-import type { Draft } from '../../src/draft.js';
+import type { Draft } from '../../src/adapter-kit.js';
 import { copyJob } from './memory-records.js';
 import { MemoryTables } from './memory-tables.js';
 import * as lifecycle from './run-lifecycle.js';
