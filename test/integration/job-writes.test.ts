@@ -7,30 +7,21 @@
  * the store must hold exactly what the last call asked for.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { Scheduler } from '../../src/index.js';
-import { FakeClock } from '../../src/testing/index.js';
-import { EVERY_STORE, closeServers, type OpenedStore } from './every-store.js';
+import type { Scheduler } from '../../src/index.js';
+import type { FakeClock } from '../../src/testing/index.js';
+import { EVERY_STORE, closeServers, withFakeClockScheduler, type OpenedStore } from './every-store.js';
 
 const ROUNDS = 20;
 
 afterAll(closeServers);
 
-async function withScheduler(opened: OpenedStore, test: (scheduler: Scheduler, clock: FakeClock, store: OpenedStore['store']) => Promise<void>): Promise<void> {
-  const clock = new FakeClock('2026-01-01T00:00:00Z');
-  const scheduler = new Scheduler({ store: opened.store, clock, logger: false });
-  const errors: Error[] = [];
-  scheduler.on('error', (error) => errors.push(error));
-  try {
+/** A running scheduler with one other job, and the store to look into. */
+function withScheduler(opened: OpenedStore, test: (scheduler: Scheduler, clock: FakeClock, store: OpenedStore['store']) => Promise<void>): Promise<void> {
+  return withFakeClockScheduler(opened, async (scheduler, clock) => {
     scheduler.register({ name: 'other', schedule: '0 0 1 1 *', handler: () => {} });
     await scheduler.start();
     await test(scheduler, clock, opened.store);
-    expect(errors).toEqual([]);
-  } finally {
-    const stopping = scheduler.stop();
-    await clock.advance('1m');
-    await stopping;
-    await opened.dispose();
-  }
+  });
 }
 
 const every = (seconds: number) => ({ every: `${seconds}s` });
