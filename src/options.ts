@@ -270,7 +270,8 @@ function implementing<T>(what: string, methods: Record<string, true>) {
   );
 }
 
-const STORE_METHODS: Record<Exclude<keyof Store, 'listActiveRuns'>, true> = {
+/** The methods every store has (the optional ones are checked where they are used). */
+const STORE_METHODS: Record<Exclude<keyof Store, 'listActiveRuns' | 'flushNotifications'>, true> = {
   init: true,
   close: true,
   lock: true,
