@@ -355,6 +355,8 @@ export const schedulerOptionsSchema = strictObject({
   ),
 });
 
+export const stopOptionsSchema = strictObject({ abort: z.optional(z.boolean({ error: 'must be true or false' })), timeout: z.optional(durationSchema()) });
+
 export const triggerOptionsSchema = strictObject({ data: z.optional(jsonSchema), idempotencyKey: z.optional(storedNameSchema) });
 
 export const backfillOptionsSchema = strictObject({ from: instantSchema, to: instantSchema })

@@ -13,6 +13,8 @@ import { systemClock, wholeMillisecondClock, type TimerHandle } from './clock.js
 import type { Draft } from './draft.js';
 import { JobNotFoundError, TickworkError, ValidationError } from './errors.js';
 import { ERROR_SINK, safeEmit, type SchedulerEvents } from './events.js';
+import { calledFromHandler } from './attempt.js';
+import { checkBackfillSize } from './backfill.js';
 import { Executor } from './executor.js';
 import { HealthMonitor, type Health } from './health.js';
 import { Log } from './logging.js';
@@ -24,6 +26,7 @@ import {
   nameSchema,
   parseJobDefinition,
   schedulerOptionsSchema,
+  stopOptionsSchema,
   storedNameSchema,
   triggerOptionsSchema,
   type NormalizedJob,
@@ -210,14 +213,18 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
 
   /**
    * Records a backfill: a run for every tick in `[from, to]`, oldest first, one at a
-   * time. Resolves once recorded, not when its runs finish.
+   * time. Resolves once recorded, not when its runs finish. A range of more than
+   * `MAX_BACKFILL_RUNS` (100,000) ticks is a `ValidationError` (path `to`), and
+   * nothing is written.
    */
   async backfill(name: string, options: BackfillOptions): Promise<void> {
     parseInput(nameSchema, name, 'backfill(name)');
     const range = parseInput(backfillOptionsSchema, options, `backfill(${JSON.stringify(name)})`);
     const record = await this.#requireJob(name);
-    const first = firstBackfillTick(this.#rt.schedules.of(record), range.from, range.to);
+    const schedule = this.#rt.schedules.of(record);
+    const first = firstBackfillTick(schedule, range.from, range.to);
     if (first === undefined) return;
+    await checkBackfillSize(name, options, schedule, first, range.to, this.#rt.pacer);
     const id = `${this.#rt.clock.now()}-${randomUUID().slice(0, 8)}`;
     const job = await this.#rt.call('addBackfill', () => this.#rt.store.addBackfill({ jobName: name, range: { id, next: first, to: range.to } }));
     if (job === undefined) throw new JobNotFoundError(name);
@@ -293,13 +300,26 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
 
   /**
    * Stops planning and claiming, then waits for running handlers. With `abort`, their
-   * signals abort (`'shutdown'`) and their runs are released to other instances.
+   * signals abort (`'shutdown'`) at once, with `timeout` once it has passed; an aborted
+   * handler's run is released to other instances, after `SHUTDOWN_GRACE_MS` at the
+   * latest. Called from a handler, it does not wait for that handler (which waits for
+   * it). Rejects with a `ValidationError` on bad options.
    */
   stop(options: StopOptions = {}): Promise<void> {
-    if (this.#state !== 'running') return this.#stopping ?? Promise.resolve();
-    this.#state = 'stopping';
+    let parsed: { abort?: boolean | undefined; timeout?: number | undefined };
+    try {
+      parsed = parseInput(stopOptionsSchema, options, 'stop()');
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (this.#state === 'idle') return Promise.resolve();
+    // A handler that waits for stop() cannot finish before it: stop() does not wait for it.
+    if (calledFromHandler()) this.#executor.callerOfStop();
     // Claiming stops now, before anything below waits: no handler starts after stop() was called.
-    const drained = this.#executor.stop(options.abort === true);
+    // While stopping, a later call can only bring the abort forward.
+    const drained = this.#executor.stop(parsed.abort === true ? 0 : parsed.timeout);
+    if (this.#state === 'stopping') return this.#stopping ?? Promise.resolve();
+    this.#state = 'stopping';
     this.#stopping = (async () => {
       await this.#heartbeat;
       await this.#planLoop.stop();
