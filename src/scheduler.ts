@@ -178,9 +178,17 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     const parsed = parseInput(triggerOptionsSchema, options, `trigger(${JSON.stringify(name)})`);
     const now = this.#rt.clock.now();
     const key = parsed.idempotencyKey ?? `${now}-${randomUUID().slice(0, 8)}`;
+    const traceparent = this.#telemetry?.captureTraceparent();
     const result = await this.#rt.call('createRun', () =>
       this.#rt.store.createRun({
-        run: { id: manualRunId(name, key), jobName: name, scheduledAt: now, trigger: 'manual', ...(parsed.data === undefined ? {} : { data: parsed.data }) },
+        run: {
+          id: manualRunId(name, key),
+          jobName: name,
+          scheduledAt: now,
+          trigger: 'manual',
+          ...(parsed.data === undefined ? {} : { data: parsed.data }),
+          ...(traceparent === undefined ? {} : { traceparent }),
+        },
         now,
       }),
     );
@@ -201,7 +209,9 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     const first = firstBackfillTick(this.#rt.schedules.of(record), range.from, range.to);
     if (first === undefined) return;
     const id = `${this.#rt.clock.now()}-${randomUUID().slice(0, 8)}`;
-    const job = await this.#rt.call('addBackfill', () => this.#rt.store.addBackfill({ jobName: name, range: { id, next: first, to: range.to } }));
+    const traceparent = this.#telemetry?.captureTraceparent();
+    const stored = { id, next: first, to: range.to, ...(traceparent === undefined ? {} : { traceparent }) };
+    const job = await this.#rt.call('addBackfill', () => this.#rt.store.addBackfill({ jobName: name, range: stored }));
     if (job === undefined) throw new JobNotFoundError(name);
   }
 
