@@ -33,7 +33,7 @@ import { firstBackfillTick, initialCursor } from './planner.js';
 import { manualRunId } from './run-id.js';
 import { createRuntime, type Runtime } from './runtime.js';
 import { batchesOf, sameSpec } from './store-rules.js';
-import { ACTIVE_STATUSES, LEASE_EXPIRED_ERROR, UPSERT_BATCH, type JobRecord, type JobSpec, type JsonValue, type RunRecord, type Store, type UpsertJobInput } from './store.js';
+import { ACTIVE_STATUSES, LEASE_EXPIRED_ERROR, UPSERT_BATCH, type JobRecord, type JobSpec, type JsonValue, type NewRun, type RunRecord, type Store, type UpsertJobInput } from './store.js';
 import type {
   BackfillOptions,
   JobDefinition,
@@ -178,20 +178,12 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     const parsed = parseInput(triggerOptionsSchema, options, `trigger(${JSON.stringify(name)})`);
     const now = this.#rt.clock.now();
     const key = parsed.idempotencyKey ?? `${now}-${randomUUID().slice(0, 8)}`;
+    // Field by field, not conditional spreads: every trigger() builds one.
+    const manual: Draft<NewRun> = { id: manualRunId(name, key), jobName: name, scheduledAt: now, trigger: 'manual' };
+    if (parsed.data !== undefined) manual.data = parsed.data;
     const traceparent = this.#telemetry?.captureTraceparent();
-    const result = await this.#rt.call('createRun', () =>
-      this.#rt.store.createRun({
-        run: {
-          id: manualRunId(name, key),
-          jobName: name,
-          scheduledAt: now,
-          trigger: 'manual',
-          ...(parsed.data === undefined ? {} : { data: parsed.data }),
-          ...(traceparent === undefined ? {} : { traceparent }),
-        },
-        now,
-      }),
-    );
+    if (traceparent !== undefined) manual.traceparent = traceparent;
+    const result = await this.#rt.call('createRun', () => this.#rt.store.createRun({ run: manual, now }));
     if (result.outcome === 'missing-job') throw new JobNotFoundError(name);
     const run = toRunInfo(result.run);
     if (result.outcome === 'created') safeEmit(this, 'run:created', { run });

@@ -90,17 +90,15 @@ export function upsertArgs(input: UpsertJobInput): string[] {
   ];
 }
 
-/** The script arguments describing a new run: id, jobName, scheduledAt, trigger, hasData, data, traceparent ('' for none). */
+/**
+ * The script arguments describing a new run: id, jobName, scheduledAt, trigger,
+ * hasData, data, then traceparent only when the run has one (the run's arguments come
+ * last, so a run without one sends what it sent before trace context existed).
+ */
 export function newRunArgs(run: NewRun): string[] {
-  return [
-    run.id,
-    run.jobName,
-    num(run.scheduledAt),
-    run.trigger,
-    run.data === undefined ? '0' : '1',
-    run.data === undefined ? '' : JSON.stringify(run.data),
-    run.traceparent ?? '',
-  ];
+  const args = [run.id, run.jobName, num(run.scheduledAt), run.trigger, run.data === undefined ? '0' : '1', run.data === undefined ? '' : JSON.stringify(run.data)];
+  if (run.traceparent !== undefined) args.push(run.traceparent);
+  return args;
 }
 
 export function encodeError(error: RunError): string {

@@ -111,7 +111,7 @@ return { jobReply(name), cancelled }
 
 /**
  * ARGV: jobName, expectedCursor, cursor, now, hasRun ('1' | '0'), then the run
- * (id, jobName, scheduledAt, trigger, hasData, data, traceparent).
+ * (id, jobName, scheduledAt, trigger, hasData, data[, traceparent]).
  * Returns { outcome, job, run | activeIds, cancelled }.
  */
 export const SCHEDULE_RUN = batchable(`
@@ -155,7 +155,7 @@ advance()
 return { 'created', jobReply(name), flat(run), cancelled }
 `);
 
-/** ARGV: now, then the run (id, jobName, scheduledAt, trigger, hasData, data, traceparent). Returns { outcome, run }. */
+/** ARGV: now, then the run (id, jobName, scheduledAt, trigger, hasData, data[, traceparent]). Returns { outcome, run }. */
 export const CREATE_RUN = batchable(`
 local now, id, jobName = ARGV[1], ARGV[2], ARGV[3]
 if redis.call('EXISTS', jobKey(jobName)) == 0 then return { 'missing-job' } end
@@ -174,7 +174,7 @@ return jobReply(name)
 
 /**
  * ARGV: jobName, backfillId, expectedNext, next ('' when the range ends), now, then
- * the run (id, jobName, scheduledAt, trigger, hasData, data, traceparent).
+ * the run (id, jobName, scheduledAt, trigger, hasData, data[, traceparent]).
  * Returns { outcome, job, run }.
  */
 export const SCHEDULE_BACKFILL_RUN = batchable(`
