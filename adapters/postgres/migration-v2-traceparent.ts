@@ -1,19 +1,20 @@
 /**
- * Migration 8: the trace context of the call that asked for a run.
+ * Migration 2: the trace context of the call that asked for a run.
  *
  * `trigger()` and `backfill()` hand the store the caller's W3C `traceparent`
  * (`NewRun.traceparent`, `BackfillRange.traceparent`) so that the run's span links
  * to the caller's trace on whichever instance executes it. Runs keep it in a new
- * column that `run_json` returns; a backfill range keeps it in its `backfills`
+ * column that `run_json` returns (its v1 body, plus `traceparent`); a backfill range keeps it in its `backfills`
  * element (`schedule_backfill_run` moves only `next`, so it stays). The existing
  * creating functions are left as they are, so instances not yet upgraded keep
  * working during a rolling deploy: `with_traceparent` wraps their result in the
  * same statement (one transaction, before the run's notification is delivered at
- * commit), and `add_backfill` gains an overload. Append-only, like every migration.
+ * commit), and `add_backfill` gains an overload. Frozen once committed, like every
+ * migration (see the README's Migrations).
  */
 import type { SqlNames } from './sql.js';
 
-export const TRACE_CONTEXT_V8_MIGRATION = (n: SqlNames): string => {
+export const TRACEPARENT_V2_MIGRATION = (n: SqlNames): string => {
   const s = n.schema;
   return `
 ALTER TABLE ${s}.runs ADD COLUMN traceparent text;
