@@ -210,6 +210,9 @@ export function renderMarkdown(r: Results): string {
       rows.push(...compare(`\`${pattern}\` occurrences/s`, tw?.opsPerSecond, peers.map((p: any) => [p.lib, p.opsPerSecond]), (v) => f(v, 0), `faster than every peer: ${mark(tw?.opsPerSecond > fastest)}`));
     }
     out += table(rows) + '\n';
+    if (cm.latest !== undefined) {
+      out += `tickwork \`latest(t)\` (catch-up look-up; it walks time-zone segments, never missed ticks), µs per call: ${cm.latest.map((l: any) => `${l.schedule} ${f(l.microsPerCall, 2)}`).join('; ')}.\n\n`;
+    }
   } else out += 'not run\n\n';
 
   out += previewSection(r.preview as PreviewRow[] | undefined);
