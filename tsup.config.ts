@@ -32,7 +32,7 @@ const entry = {
  * it has no declarations (nothing imports it), and its CommonJS twin is deleted (package.json
  * `bin` runs the ES module).
  */
-const bin = { cli: 'src/cli/main.ts' };
+const bin = { cli: 'cli/main.ts' };
 
 /** Imports of other packages (dependencies, optional peers) stay imports: rollup-plugin-dts inlines only our own modules. */
 async function buildDeclarations(): Promise<void> {

@@ -17,7 +17,7 @@ function newestSource(): number {
     if (stat.isDirectory()) for (const name of readdirSync(entry)) visit(path.join(entry, name));
     else newest = Math.max(newest, stat.mtimeMs);
   };
-  for (const entry of ['src', 'adapters', 'package.json', 'tsup.config.ts']) visit(path.join(ROOT, entry));
+  for (const entry of ['src', 'adapters', 'cli', 'package.json', 'tsup.config.ts']) visit(path.join(ROOT, entry));
   return newest;
 }
 

@@ -3,9 +3,9 @@
  * from `TICKWORK_REDIS_URL` / `TICKWORK_DATABASE_URL`. The stores' own constructors open
  * the connection, so a missing `ioredis` or `pg` is their `DRIVER_MISSING` error.
  */
-import { PostgresStore } from '../../adapters/postgres/index.js';
-import { RedisStore } from '../../adapters/redis/index.js';
-import type { Store } from '../store.js';
+import { PostgresStore } from '../adapters/postgres/index.js';
+import { RedisStore } from '../adapters/redis/index.js';
+import type { Store } from '../src/index.js';
 import { UsageError } from './usage.js';
 
 export interface ConnectionFlags {

@@ -4,11 +4,8 @@
  * table and as JSON. Jobs are registered by the apps that run them; the commands act
  * on their records in the store.
  */
-import { JobNotFoundError, TickworkError } from '../errors.js';
-import { previewTicks, type TickPreview } from '../preview.js';
-import type { Scheduler } from '../scheduler.js';
-import type { JsonValue, RunStatus } from '../store.js';
-import type { JobInfo, RunInfo, ScheduleInput } from '../types.js';
+import { JobNotFoundError, TickworkError, previewTicks } from '../src/index.js';
+import type { JobInfo, JsonValue, RunInfo, RunStatus, ScheduleInput, Scheduler, TickPreview } from '../src/index.js';
 import { durationText, fields, scheduleText, table, time } from './table.js';
 import { UsageError } from './usage.js';
 

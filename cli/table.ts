@@ -1,10 +1,26 @@
 /** Plain-text output of the CLI: aligned tables and key/value blocks, one line per row whatever the values hold. */
-import type { JobInfo } from '../types.js';
+import type { JobInfo } from '../src/index.js';
 
 /** A value on one line: control characters (a newline in an error message) shown as spaces. */
 export function oneLine(value: string): string {
   // eslint-disable-next-line no-control-regex
   return value.replace(/[\u0000-\u001f\u007f]+/g, ' ');
+}
+
+/** A thrown value's message. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** A user's value in an error message: JSON when it has a JSON form, as JavaScript shows it otherwise, at most 80 characters. */
+export function describeValue(value: unknown): string {
+  let text: string;
+  try {
+    text = value === undefined || typeof value === 'function' || typeof value === 'bigint' ? String(value) : (JSON.stringify(value) ?? String(value));
+  } catch {
+    text = 'a value that cannot be shown';
+  }
+  return text.length > 80 ? `${text.slice(0, 79)}…` : text;
 }
 
 export function table(headers: readonly string[], rows: readonly (readonly string[])[]): string {

@@ -5,12 +5,10 @@
  * (the store, a missing job, a refusal), 2 bad usage.
  */
 import { parseArgs } from 'node:util';
-import { Scheduler } from '../scheduler.js';
-import { TickworkError, ValidationError, messageOf, describeValue } from '../errors.js';
-import type { Store } from '../store.js';
+import { Scheduler, TickworkError, ValidationError, type Store } from '../src/index.js';
 import { STORE_COMMANDS, preview, type Flags, type Output } from './commands.js';
 import { openStore } from './connect.js';
-import { oneLine } from './table.js';
+import { describeValue, messageOf, oneLine } from './table.js';
 import { HELP, UsageError } from './usage.js';
 
 export interface CliIo {
