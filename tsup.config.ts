@@ -24,6 +24,7 @@ const entry = {
   redis: 'adapters/redis/index.ts',
   postgres: 'adapters/postgres/index.ts',
   testing: 'src/testing/index.ts',
+  store: 'src/store-entry.ts',
 };
 
 /**
