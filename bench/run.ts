@@ -147,7 +147,8 @@ async function serverCpuOver(store: string, windowStart: number, windowEnd: numb
 const scenarios: Record<string, (results: Results) => Promise<void>> = {
   async 'fire-lag'(results) {
     results['fire-lag'] = [];
-    for (const lib of ['tickwork', 'croner', 'node-cron', 'settimeout']) {
+    // tickwork-otel: tickwork with `telemetry` on (bench/lib/otel.ts), for the CPU ratio of telemetry on and off.
+    for (const lib of ['tickwork', 'tickwork-otel', 'croner', 'node-cron', 'settimeout']) {
       log(`fire-lag ${lib}`);
       results['fire-lag'].push(await lagRun(lib, 'memory', 1, D.lagSeconds, 'mem'));
     }

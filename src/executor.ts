@@ -169,7 +169,12 @@ export class Executor {
         const now = clock.now();
         const renewed = await io('renewLease', () => store.renewLease(renewalOf(attempt, instanceId, now, now + leaseMs)));
         if (renewed?.ok === true) attempt.leaseUntil = now + leaseMs;
-        else if (renewed !== undefined) abortAttempt(attempt, renewed.status === 'cancelled' ? 'replaced' : 'lease-lost');
+        else if (renewed?.status === 'cancelled') abortAttempt(attempt, 'replaced');
+        else if (renewed !== undefined) {
+          const { run, index } = attempt;
+          this.#rt.log.leaseLost({ id: run.id, jobName: run.jobName, attempt: index?.attempt ?? run.attempt }, index?.index);
+          abortAttempt(attempt, 'lease-lost');
+        }
       }),
     );
     this.poke(); // notifications are hints; look for work anyway

@@ -313,7 +313,13 @@ export class PlanLoop {
         backfillId: range.id,
         expectedNext: range.next,
         ...(next === undefined ? {} : { next }),
-        run: { id: backfillRunId(record.name, range.next), jobName: record.name, scheduledAt: range.next, trigger: 'backfill' },
+        run: {
+          id: backfillRunId(record.name, range.next),
+          jobName: record.name,
+          scheduledAt: range.next,
+          trigger: 'backfill',
+          ...(range.traceparent === undefined ? {} : { traceparent: range.traceparent }),
+        },
         now: clock.now(),
       }),
     );

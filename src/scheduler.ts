@@ -36,7 +36,7 @@ import { firstBackfillTick, initialCursor } from './planner.js';
 import { manualRunId } from './run-id.js';
 import { createRuntime, type Runtime } from './runtime.js';
 import { batchesOf, isActive, sameSpec } from './store-rules.js';
-import { ACTIVE_STATUSES, LEASE_EXPIRED_ERROR, LIST_BATCH, UPSERT_BATCH, type JobRecord, type JobSpec, type JsonValue, type RunRecord, type Store, type UpsertJobInput } from './store.js';
+import { ACTIVE_STATUSES, LEASE_EXPIRED_ERROR, LIST_BATCH, UPSERT_BATCH, type JobRecord, type JobSpec, type JsonValue, type NewRun, type RunRecord, type Store, type UpsertJobInput } from './store.js';
 import type {
   BackfillOptions,
   JobDefinition,
@@ -199,12 +199,12 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     const parsed = parseInput(triggerOptionsSchema, options, `trigger(${JSON.stringify(name)})`);
     const now = this.#rt.clock.now();
     const key = parsed.idempotencyKey ?? `${now}-${randomUUID().slice(0, 8)}`;
-    const result = await this.#rt.call('createRun', () =>
-      this.#rt.store.createRun({
-        run: { id: manualRunId(name, key), jobName: name, scheduledAt: now, trigger: 'manual', ...(parsed.data === undefined ? {} : { data: parsed.data }) },
-        now,
-      }),
-    );
+    // Field by field, not conditional spreads: every trigger() builds one.
+    const manual: Draft<NewRun> = { id: manualRunId(name, key), jobName: name, scheduledAt: now, trigger: 'manual' };
+    if (parsed.data !== undefined) manual.data = parsed.data;
+    const traceparent = this.#telemetry?.captureTraceparent();
+    if (traceparent !== undefined) manual.traceparent = traceparent;
+    const result = await this.#rt.call('createRun', () => this.#rt.store.createRun({ run: manual, now }));
     if (result.outcome === 'missing-job') throw new JobNotFoundError(name);
     const run = toRunInfo(result.run);
     if (result.outcome === 'created') safeEmit(this, 'run:created', { run });
@@ -226,7 +226,9 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     if (first === undefined) return;
     await checkBackfillSize(name, options, schedule, first, range.to, this.#rt.pacer);
     const id = `${this.#rt.clock.now()}-${randomUUID().slice(0, 8)}`;
-    const job = await this.#rt.call('addBackfill', () => this.#rt.store.addBackfill({ jobName: name, range: { id, next: first, to: range.to } }));
+    const traceparent = this.#telemetry?.captureTraceparent();
+    const stored = { id, next: first, to: range.to, ...(traceparent === undefined ? {} : { traceparent }) };
+    const job = await this.#rt.call('addBackfill', () => this.#rt.store.addBackfill({ jobName: name, range: stored }));
     if (job === undefined) throw new JobNotFoundError(name);
   }
 

@@ -46,6 +46,13 @@ export interface NewRun {
   readonly scheduledAt: number;
   readonly trigger: RunTrigger;
   readonly data?: JsonValue;
+  /**
+   * The W3C `traceparent` of the `trigger()` or `backfill()` call that asked for the
+   * run (telemetry on, called inside a span). The store keeps it with the run, as it
+   * keeps `data`, so that the run's span links to the caller's trace on whichever
+   * instance executes it.
+   */
+  readonly traceparent?: string;
 }
 
 export interface UpsertJobInput {

@@ -293,6 +293,7 @@ export class MemoryStore implements Store {
       fence: 0,
     };
     if (input.data !== undefined) run.data = input.data;
+    if (input.traceparent !== undefined) run.traceparent = input.traceparent;
     if (fanOut !== undefined) {
       run.fanOut = { completions: fanOut.completions, parallelism: fanOut.parallelism, retryLimit: fanOut.retryLimit, succeeded: 0, failed: 0, active: 0 };
     }

@@ -20,6 +20,7 @@
  * 0.1.0), then runs each migration whose version is not recorded yet and records it.
  */
 import { V1_SCHEMA_MIGRATION } from './migration-v1-schema.js';
+import { TRACEPARENT_V2_MIGRATION } from './migration-v2-traceparent.js';
 import type { SqlNames } from './sql.js';
 
 export interface Migration {
@@ -33,6 +34,7 @@ export interface Migration {
 /** Every migration, oldest first. Append only. */
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'v1 schema: tables, indexes and functions', sql: V1_SCHEMA_MIGRATION },
+  { version: 2, name: "the trace context of a run's creating call", sql: TRACEPARENT_V2_MIGRATION },
 ];
 
 /** The single statement that brings a schema up to date; safe to run concurrently and repeatedly. */

@@ -111,7 +111,7 @@ return { jobReply(name), cancelled }
 
 /**
  * ARGV: jobName, expectedCursor, cursor, now, hasRun ('1' | '0'), then the run
- * (id, jobName, scheduledAt, trigger, hasData, data).
+ * (id, jobName, scheduledAt, trigger, hasData, data[, traceparent]).
  * Returns { outcome, job, run | activeIds, cancelled }.
  */
 export const SCHEDULE_RUN = batchable(`
@@ -155,7 +155,7 @@ advance()
 return { 'created', jobReply(name), flat(run), cancelled }
 `);
 
-/** ARGV: now, then the run (id, jobName, scheduledAt, trigger, hasData, data). Returns { outcome, run }. */
+/** ARGV: now, then the run (id, jobName, scheduledAt, trigger, hasData, data[, traceparent]). Returns { outcome, run }. */
 export const CREATE_RUN = batchable(`
 local now, id, jobName = ARGV[1], ARGV[2], ARGV[3]
 if redis.call('EXISTS', jobKey(jobName)) == 0 then return { 'missing-job' } end
@@ -174,7 +174,7 @@ return jobReply(name)
 
 /**
  * ARGV: jobName, backfillId, expectedNext, next ('' when the range ends), now, then
- * the run (id, jobName, scheduledAt, trigger, hasData, data).
+ * the run (id, jobName, scheduledAt, trigger, hasData, data[, traceparent]).
  * Returns { outcome, job, run }.
  */
 export const SCHEDULE_BACKFILL_RUN = batchable(`
@@ -183,7 +183,9 @@ local key = jobKey(name)
 if redis.call('EXISTS', key) == 0 then return { 'conflict' } end
 local first = redis.call('LINDEX', backfillsKey(name), 0)
 local firstNext, firstTo, firstId
-if first then firstNext, firstTo, firstId = string.match(first, '^(%S+) (%S+) (.*)$') end
+-- What follows the ID (a tab and the backfill's traceparent) is kept as it is.
+local firstRest
+if first then firstNext, firstTo, firstId, firstRest = string.match(first, '^(%S+) (%S+) ([^\t]*)(.*)$') end
 if redis.call('HGET', key, 'suspended') == '1' or not firstId or firstId ~= backfillId
   or tonumber(firstNext) ~= tonumber(expectedNext) then
   return { 'conflict', jobReply(name) }
@@ -192,7 +194,7 @@ for _, run in ipairs(activeRuns(name)) do
   if run.trigger == 'backfill' then return { 'blocked', jobReply(name) } end
 end
 if nextTick == '' then redis.call('LPOP', backfillsKey(name))
-else redis.call('LSET', backfillsKey(name), 0, nextTick .. ' ' .. firstTo .. ' ' .. firstId) end
+else redis.call('LSET', backfillsKey(name), 0, nextTick .. ' ' .. firstTo .. ' ' .. firstId .. firstRest) end
 local runId = ARGV[6]
 if redis.call('EXISTS', runKey(runId)) == 1 then return { 'exists', jobReply(name), runReply(runId) } end
 return { 'created', jobReply(name), flat(insertRun(ARGV, 6, now)) }

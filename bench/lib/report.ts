@@ -14,7 +14,7 @@ export interface Results {
 const f = (v: unknown, digits = 1): string => (typeof v === 'number' && Number.isFinite(v) ? v.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: 0 }) : '—');
 const ratio = (a: unknown, b: unknown): string => (typeof a === 'number' && typeof b === 'number' && b !== 0 && Number.isFinite(a / b) ? `${f(a / b, 2)}×` : '—');
 const mark = (ok: boolean | undefined): string => (ok === undefined ? '' : ok ? '✅ met' : '❌ not met');
-const NAMES: Record<string, string> = { bullmq: 'BullMQ', pgboss: 'pg-boss', settimeout: 'bare setTimeout (floor)' };
+const NAMES: Record<string, string> = { bullmq: 'BullMQ', pgboss: 'pg-boss', settimeout: 'bare setTimeout (floor)', 'tickwork-otel': 'tickwork, telemetry on' };
 const display = (lib: string): string => NAMES[lib] ?? lib;
 const kb = (bytes: unknown): string => (typeof bytes === 'number' ? `${f(bytes / 1024, 2)} KB` : '—');
 
@@ -73,6 +73,10 @@ function lagSection(title: string, list: any[] | undefined, targetP99: (store: s
       ...compare('CPU per 1,000 fires (ms, all processes)', tw.cpuMsPer1000, peerList('cpuMsPer1000'), (v) => f(v, 1),
         cpuVsCroner ? (() => { const c = peers.find((p) => p.lib === 'croner'); return c === undefined ? '' : `≤ croner's: ${mark(tw.cpuMsPer1000 <= c.cpuMsPer1000)}`; })() : ''),
     ];
+    const otel = peers.find((p) => p.lib === 'tickwork-otel');
+    if (otel !== undefined) {
+      rowsOut.push(...compare('CPU per fire, telemetry on ÷ off (same run)', ratio(otel.cpuMsPer1000, tw.cpuMsPer1000), [], String));
+    }
     if (tw.warmUpCpuMsPer1000 !== undefined) {
       rowsOut.push(...compare('CPU per 1,000 fires during the warm-up (ms, all processes)', tw.warmUpCpuMsPer1000, peerList('warmUpCpuMsPer1000'), (v) => f(v, 1)));
     }
