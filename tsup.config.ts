@@ -23,6 +23,7 @@ const entry = {
   redis: 'adapters/redis/index.ts',
   postgres: 'adapters/postgres/index.ts',
   testing: 'src/testing/index.ts',
+  store: 'src/store-entry.ts',
 };
 
 /** Imports of other packages (dependencies, optional peers) stay imports: rollup-plugin-dts inlines only our own modules. */

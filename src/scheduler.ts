@@ -35,7 +35,7 @@ import { PlanLoop } from './plan-loop.js';
 import { firstBackfillTick, initialCursor } from './planner.js';
 import { manualRunId } from './run-id.js';
 import { createRuntime, type Runtime } from './runtime.js';
-import { batchesOf, sameSpec } from './store-rules.js';
+import { batchesOf, isActive, sameSpec } from './store-rules.js';
 import { ACTIVE_STATUSES, LEASE_EXPIRED_ERROR, LIST_BATCH, UPSERT_BATCH, type JobRecord, type JobSpec, type JsonValue, type NewRun, type RunRecord, type Store, type UpsertJobInput } from './store.js';
 import type {
   BackfillOptions,
@@ -241,11 +241,13 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   async listJobs(): Promise<JobInfo[]> {
     const { store, call } = this.#rt;
     const records = await call('listJobs', () => store.listJobs());
-    if (store.listActiveRuns === undefined) return Promise.all(records.map((record) => this.#jobInfo(record)));
+    if (store.listRunsOfJobs === undefined) return Promise.all(records.map((record) => this.#jobInfo(record)));
     // 1 + N / LIST_BATCH store calls instead of 1 + N: the active runs of LIST_BATCH jobs at a time.
     const active = new Map<string, RunRecord[]>();
-    for (const names of batchesOf(records.map((record) => record.name), LIST_BATCH)) {
-      for (const run of await call('listActiveRuns', () => store.listActiveRuns!(names))) {
+    for (const jobNames of batchesOf(records.map((record) => record.name), LIST_BATCH)) {
+      const runs = await call('listRunsOfJobs', () => store.listRunsOfJobs!({ jobNames, statuses: ACTIVE_STATUSES }));
+      for (const run of runs) {
+        if (!isActive(run.status)) continue; // whatever the store made of `statuses`
         const runs = active.get(run.jobName);
         if (runs === undefined) active.set(run.jobName, [run]);
         else runs.push(run);

@@ -24,6 +24,7 @@ import {
   type FinishAttemptResult,
   type IndexRecord,
   type JobRecord,
+  type ListRunsOfJobsQuery,
   type ListRunsQuery,
   type Lock,
   type NewRun,
@@ -376,13 +377,16 @@ export class PostgresStore implements Store {
     return rows.map((row) => toRun(row.result));
   }
 
-  /** One statement per call, along `runs_active_idx`. */
-  async listActiveRuns(jobNames: readonly string[]): Promise<readonly RunRecord[]> {
+  async listRunsOfJobs(query: ListRunsOfJobsQuery): Promise<readonly RunRecord[]> {
+    const names = [...new Set(query.jobNames)];
+    if (names.length === 0) return [];
+    // One statement, grouped in the order asked for.
     const rows = await this.#db.rows(
       `SELECT ${this.#s}.run_json(r) AS result FROM ${this.#s}.runs r
-       WHERE r.job_name = ANY ($1::text[]) AND r.status IN ('pending', 'running')
-       ORDER BY r.job_name, r.created_at DESC, r.scheduled_at DESC, r.id DESC`,
-      [[...jobNames]],
+       JOIN unnest($1::text[]) WITH ORDINALITY AS j(name, position) ON r.job_name = j.name
+       WHERE $2::text[] IS NULL OR r.status = ANY ($2::text[])
+       ORDER BY j.position, r.created_at DESC, r.scheduled_at DESC, r.id DESC`,
+      [names, query.statuses === undefined ? null : [...query.statuses]],
     );
     return rows.map((row) => toRun(row.result));
   }

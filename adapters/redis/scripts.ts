@@ -240,8 +240,8 @@ end
 return runs
 `);
 
-/** The runs of every job named in ARGV (`listActiveRuns` filters them). */
-export const LIST_JOBS_RUNS = script(`
+/** ARGV: jobName, ... The runs of every job named, in one consistent read (`listRunsOfJobs`). */
+export const LIST_RUNS_OF_JOBS = script(`
 local runs = {}
 for _, name in ipairs(ARGV) do
   for _, id in ipairs(redis.call('SMEMBERS', runsKey(name))) do
@@ -260,7 +260,7 @@ return 1
 
 /** Every store script, for `init()` to load. */
 export const STORE_SCRIPTS: readonly string[] = [
-  INIT, FLUSH, UPSERT_JOBS, GET_JOB, LIST_JOBS, REMOVE_JOB, SET_SUSPENDED, ADD_BACKFILL, FIND_READY_RUNS, LIST_RUNS, LIST_JOBS_RUNS,
+  INIT, FLUSH, UPSERT_JOBS, GET_JOB, LIST_JOBS, REMOVE_JOB, SET_SUSPENDED, ADD_BACKFILL, FIND_READY_RUNS, LIST_RUNS, LIST_RUNS_OF_JOBS,
   ...[SCHEDULE_RUN, CREATE_RUN, SCHEDULE_BACKFILL_RUN].flatMap(({ lua, batch }) => [lua, batch]),
   ...RUN_SCRIPTS,
 ];
