@@ -1,7 +1,8 @@
 /**
  * The two processes of trace-context.test.ts, run with `node --import tsx`, on one
- * Redis prefix (`TW_NS`, `TW_REDIS_URL`), each with OpenTelemetry set up as an app
- * would (an async-hooks context manager, an SDK tracer provider).
+ * store (`TW_STORE` `redis` or `postgres`; `TW_NS` its prefix or schema, `TW_REDIS_URL`,
+ * `TW_DATABASE_URL`), each with OpenTelemetry set up as an app would (an async-hooks
+ * context manager, an SDK tracer provider).
  *
  * - `TW_ROLE=executor`: registers `report` (one-off, far ahead) and `daily`
  *   (midnight), starts, and prints every finished span as a `span` line (name,
@@ -15,6 +16,7 @@
 import { context, type Span } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { SimpleSpanProcessor, TracerProvider, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace';
+import { PostgresStore } from '../../adapters/postgres/index.js';
 import { RedisStore } from '../../adapters/redis/index.js';
 import { Scheduler } from '../../src/index.js';
 
@@ -35,7 +37,10 @@ const printer: SpanExporter = {
 
 context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
 const tracerProvider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter: printer })] });
-const store = new RedisStore({ url: env.TW_REDIS_URL ?? 'redis://127.0.0.1:6379', prefix: env.TW_NS ?? 'tickwork' });
+const store =
+  env.TW_STORE === 'postgres'
+    ? new PostgresStore({ connectionString: env.TW_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres', schema: env.TW_NS ?? 'tickwork' })
+    : new RedisStore({ url: env.TW_REDIS_URL ?? 'redis://127.0.0.1:6379', prefix: env.TW_NS ?? 'tickwork' });
 const scheduler = new Scheduler({ store, telemetry: { tracerProvider } });
 scheduler.on('error', (error) => log({ ev: 'error', message: error.message }));
 scheduler.on('run:succeeded', ({ run }) => log({ ev: 'run:succeeded', runId: run.id }));
