@@ -12,7 +12,7 @@ import { MemoryStore } from '../adapters/memory/memory-store.js';
 import { systemClock, wholeMillisecondClock, type TimerHandle } from './clock.js';
 import type { Draft } from './draft.js';
 import { JobNotFoundError, TickworkError, ValidationError } from './errors.js';
-import { ERROR_SINK, safeEmit, type SchedulerEvents } from './events.js';
+import { ERROR_SINK, reportError, safeEmit, type SchedulerEvents } from './events.js';
 import { Executor } from './executor.js';
 import { HealthMonitor, type Health } from './health.js';
 import { Log } from './logging.js';
@@ -66,6 +66,12 @@ const LIST_BEFORE_SYNC = 64;
 const STORE_RETRY_MS = 1_000;
 /** `start()` resolves after this long even if the store has not answered yet; the heartbeat goes on trying. */
 const START_WAIT_MS = 5_000;
+/**
+ * How often the store's identity is checked between heartbeats (when they are further
+ * apart), so a store that lost its data is noticed within seconds whatever `leaseMs`
+ * is: one small read per instance.
+ */
+const IDENTITY_CHECK_MS = 2_000;
 
 export class Scheduler extends EventEmitter<SchedulerEvents> {
   readonly #rt: Runtime;
@@ -88,7 +94,10 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   /** Whether this instance held the planner lease at the end of the last heartbeat (for the log). */
   #wasPlanner = false;
   #initialized = false;
+  /** The store's identity when this instance last wrote its jobs (see `Store.identity`). */
+  #storeIdentity: string | undefined;
   #heartbeatTimer: TimerHandle | undefined;
+  #identityTimer: TimerHandle | undefined;
   #heartbeat: Promise<void> | undefined;
   #unwatch: (() => void) | undefined;
   #stopping: Promise<void> | undefined;
@@ -273,6 +282,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     });
     this.#planLoop.start();
     this.#executor.start();
+    this.#armIdentityCheck();
     // A store that does not answer (a client of the app's own, with long retries) cannot hold start() up.
     const { clock } = this.#rt;
     let timer: TimerHandle | undefined;
@@ -299,6 +309,8 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       await this.#heartbeat;
       if (this.#heartbeatTimer !== undefined) this.#rt.clock.clearTimer(this.#heartbeatTimer);
       this.#heartbeatTimer = undefined;
+      if (this.#identityTimer !== undefined) this.#rt.clock.clearTimer(this.#identityTimer);
+      this.#identityTimer = undefined;
       this.#unwatch?.();
       this.#unwatch = undefined;
       this.#stopping = undefined;
@@ -317,6 +329,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       const began = this.#rt.clock.now();
       try {
         if (this.#state === 'running') {
+          await this.#checkIdentity();
           await this.#sync();
           await this.#planLoop.heartbeat();
           this.#notePlanner();
@@ -334,6 +347,49 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       }
     })();
     return this.#heartbeat;
+  }
+
+  /**
+   * A store that lost its data (restarted empty, its schema dropped) lost this
+   * instance's jobs with it: when its identity changes, every registered job is
+   * written again (from now on: the ticks of the outage are gone with the data), and
+   * `STORE_RESET` is reported.
+   */
+  async #checkIdentity(): Promise<boolean> {
+    const { store, io } = this.#rt;
+    if (store.identity === undefined) return false;
+    const identity = await io('identity', () => (store.identity as () => Promise<string | undefined>).call(store));
+    if (identity === undefined) return false;
+    const known = this.#storeIdentity;
+    this.#storeIdentity = identity;
+    if (known === undefined || known === identity) return false;
+    this.#initialized = false;
+    for (const name of this.#jobs.keys()) this.#unsynced.add(name);
+    const jobs = this.#jobs.size;
+    reportError(this, new TickworkError('STORE_RESET', `the store lost its data (its identity changed from ${known} to ${identity}): writing this instance's ${jobs} job${jobs === 1 ? '' : 's'} again`));
+    return true;
+  }
+
+  /** Between heartbeats further apart than `IDENTITY_CHECK_MS`, checks the store's identity on a timer of its own. */
+  #armIdentityCheck(): void {
+    const { store, clock, leaseMs } = this.#rt;
+    if (store.identity === undefined || leaseMs / 3 <= IDENTITY_CHECK_MS || this.#state !== 'running') return;
+    this.#identityTimer = clock.setTimer(() => void this.#pollIdentity(), IDENTITY_CHECK_MS);
+  }
+
+  /**
+   * A check between heartbeats; a change brings the next heartbeat forward. Not while
+   * a heartbeat is under way (it checks by itself), nor while the store fails (the
+   * heartbeat retries every second then).
+   */
+  async #pollIdentity(): Promise<void> {
+    this.#identityTimer = undefined;
+    if (this.#state !== 'running') return;
+    if (this.#heartbeat === undefined && this.#rt.health.storeOk && (await this.#checkIdentity()) && this.#state === 'running' && this.#heartbeat === undefined) {
+      if (this.#heartbeatTimer !== undefined) this.#rt.clock.clearTimer(this.#heartbeatTimer);
+      void this.#beat();
+    }
+    this.#armIdentityCheck();
   }
 
   /** Logs this instance becoming the planner or losing the lease (a loss between heartbeats is seen at the next one). */

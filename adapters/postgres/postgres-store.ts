@@ -384,6 +384,12 @@ export class PostgresStore implements Store {
     };
   }
 
+  /** The identity of the schema's data: a schema dropped and created again has a new one. */
+  async identity(): Promise<string | undefined> {
+    const identity = await this.#db.value(`SELECT identity AS result FROM ${this.#s}.store_identity`);
+    return typeof identity === 'string' ? identity : undefined;
+  }
+
   /**
    * Sends a marker on the channel and waits for it to come back on the LISTEN session:
    * notifications reach a listener in commit order, so every notification of a call
