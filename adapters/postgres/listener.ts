@@ -7,7 +7,7 @@
  * falls back to polling. Nothing here may throw into the process: every client we
  * hold has an `error` handler.
  */
-import type { NotificationFlush } from '../../src/notification-flush.js';
+import type { NotificationFlush } from '../shared/notification-flush.js';
 import type { PgClientLike, Queryable } from './database.js';
 import { quoteIdent } from './sql.js';
 

@@ -45,7 +45,7 @@ import {
 import { batchesOf } from '../../src/store-rules.js';
 import { Batcher } from './batcher.js';
 import { Database, parseStoreOptions, type PostgresStoreOptions } from './database.js';
-import { NotificationFlush } from '../../src/notification-flush.js';
+import { NotificationFlush } from '../shared/notification-flush.js';
 import { NotificationListener } from './listener.js';
 import { PostgresLock } from './postgres-lock.js';
 import { toIndex, toJob, toRun, toRuns } from './records.js';
@@ -384,9 +384,15 @@ export class PostgresStore implements Store {
     };
   }
 
-  /** The identity of the schema's data: a schema dropped and created again has a new one. */
+  /**
+   * The identity of the schema's data: when its first migration was applied, in
+   * microseconds. A schema dropped and migrated again has a new one; a dump restored
+   * elsewhere keeps it (no migration of its own: the migrations table has it).
+   */
   async identity(): Promise<string | undefined> {
-    const identity = await this.#db.value(`SELECT identity AS result FROM ${this.#s}.store_identity`);
+    const identity = await this.#db.value(
+      `SELECT (extract(epoch FROM min(applied_at)) * 1000000)::bigint::text AS result FROM ${this.#s}.schema_migrations`,
+    );
     return typeof identity === 'string' ? identity : undefined;
   }
 

@@ -62,7 +62,7 @@ import {
   optional,
   upsertArgs,
 } from './codec.js';
-import { NotificationFlush } from '../../src/notification-flush.js';
+import { NotificationFlush } from '../shared/notification-flush.js';
 import { ScriptBatcher } from './batcher.js';
 import { closeClient, hashTag, openClient, ScriptRunner, type RedisClient } from './connection.js';
 import { parseStoreOptions, type RedisStoreOptions } from './options.js';
