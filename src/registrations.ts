@@ -12,7 +12,8 @@ import type { NormalizedJob } from './options.js';
 import { initialCursor } from './planner.js';
 import type { Runtime } from './runtime.js';
 import { batchesOf, sameSpec } from './store-rules.js';
-import { UPSERT_BATCH, type JobSpec, type RunRecord, type UpsertJobInput } from './store.js';
+import type { WriteToken } from './own-writes.js';
+import { UPSERT_BATCH, type JobRecord, type JobSpec, type RunRecord, type UpsertJobInput } from './store.js';
 
 /** Above this many pending registrations, a sync reads every stored job first to skip the unchanged ones. */
 const LIST_BEFORE_SYNC = 64;
@@ -28,6 +29,10 @@ export interface RegistrationEvents {
   cancelled(runs: readonly RunRecord[]): void;
   /** A sync wrote what was pending: there may be runs to claim. */
   synced(): void;
+  /** Upserts of these jobs are on their way: the planner plans the records they return instead of reading them back. */
+  writing(names: readonly string[]): WriteToken;
+  /** What the upserts returned (undefined: they failed). */
+  written(token: WriteToken, records: readonly JobRecord[] | undefined): void;
 }
 
 export class Registrations {
@@ -133,7 +138,10 @@ export class Registrations {
         if (job.suspend !== undefined) input.suspended = job.suspend;
         return input;
       });
+      // The planner plans the records the write returns rather than reading each job back on its notification.
+      const token = this.#on.writing(batch.map(({ job }) => job.name));
       const results = await io('upsertJobs', () => store.upsertJobs(inputs));
+      this.#on.written(token, results?.map((result) => result.job));
       if (results === undefined) return; // reported; the next heartbeat retries
       for (const { job } of batch) if (this.jobs.get(job.name) === job) this.#unsynced.delete(job.name);
       for (const { cancelled } of results) this.#on.cancelled(cancelled ?? []);

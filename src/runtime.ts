@@ -11,6 +11,7 @@ import { StoreError, TickworkError } from './errors.js';
 import { safeEmit, type SchedulerEvents } from './events.js';
 import type { HealthMonitor } from './health.js';
 import type { Log } from './logging.js';
+import { Pacer } from './pacer.js';
 import { compileSchedule, type Schedule } from './schedule/index.js';
 import { defaultAnchor } from './planner.js';
 import type { JobRecord, ScheduleSpec, Store } from './store.js';
@@ -28,6 +29,8 @@ export interface Runtime {
   readonly health: HealthMonitor;
   readonly log: Log;
   readonly schedules: ScheduleCache;
+  /** Slices long work into turns of the event loop. */
+  readonly pacer: Pacer;
   /** Runs a store operation for a caller who wants its failure: rejects with a `StoreError`. */
   call<T>(operation: string, work: () => Promise<T>): Promise<T>;
   /** Runs a store operation in the background: resolves `undefined` (after reporting the error) when it fails. */
@@ -45,7 +48,7 @@ const NOTIFYING = new Set([
   'claimRun', 'finishAttempt', 'recoverExpiredRuns', 'expirePendingRuns',
 ]);
 
-export function createRuntime(fields: Omit<Runtime, 'call' | 'io' | 'schedules'>): Runtime {
+export function createRuntime(fields: Omit<Runtime, 'call' | 'io' | 'schedules' | 'pacer'>): Runtime {
   const { clock, events, health, store } = fields;
   const flushed = <T>(result: T): Promise<T> => (store.flushNotifications as () => Promise<void>).call(store).then(() => result);
   // Every run makes several store calls: one async frame each, not one per layer.
@@ -57,6 +60,7 @@ export function createRuntime(fields: Omit<Runtime, 'call' | 'io' | 'schedules'>
   return {
     ...fields,
     schedules: new ScheduleCache(),
+    pacer: new Pacer(clock),
     async call<T>(operation: string, work: () => Promise<T>): Promise<T> {
       let result: T;
       try {

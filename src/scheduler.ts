@@ -12,6 +12,8 @@ import { MemoryStore } from '../adapters/memory/memory-store.js';
 import { systemClock, wholeMillisecondClock, type TimerHandle } from './clock.js';
 import { JobNotFoundError, TickworkError, ValidationError } from './errors.js';
 import { ERROR_SINK, safeEmit, type SchedulerEvents } from './events.js';
+import { calledFromHandler } from './attempt.js';
+import { checkBackfillSize } from './backfill.js';
 import { Executor } from './executor.js';
 import { HealthMonitor, type Health } from './health.js';
 import { Log } from './logging.js';
@@ -23,6 +25,7 @@ import {
   nameSchema,
   parseJobDefinition,
   schedulerOptionsSchema,
+  stopOptionsSchema,
   storedNameSchema,
   triggerOptionsSchema,
 } from './options.js';
@@ -31,7 +34,8 @@ import { Registrations } from './registrations.js';
 import { firstBackfillTick } from './planner.js';
 import { manualRunId } from './run-id.js';
 import { createRuntime, type Runtime } from './runtime.js';
-import { ACTIVE_STATUSES, LEASE_EXPIRED_ERROR, type JobRecord, type JsonValue, type RunRecord, type Store } from './store.js';
+import { batchesOf } from './store-rules.js';
+import { ACTIVE_STATUSES, LEASE_EXPIRED_ERROR, LIST_BATCH, type JobRecord, type JsonValue, type RunRecord, type Store } from './store.js';
 import type {
   BackfillOptions,
   JobDefinition,
@@ -94,6 +98,8 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     this.#registrations = new Registrations(this.#rt, {
       cancelled: (cancelled) => this.#reportSuspended(cancelled),
       synced: () => this.#executor.poke(),
+      writing: (names) => this.#planLoop.expectWrites(names),
+      written: (token, records) => this.#planLoop.adopt(token, records),
     });
     const { jobs, names } = this.#registrations;
     this.#executor = new Executor(this.#rt, jobs, names, parsed.maxConcurrentRuns ?? Infinity);
@@ -197,14 +203,18 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
 
   /**
    * Records a backfill: a run for every tick in `[from, to]`, oldest first, one at a
-   * time. Resolves once recorded, not when its runs finish.
+   * time. Resolves once recorded, not when its runs finish. A range of more than
+   * `MAX_BACKFILL_RUNS` (100,000) ticks is a `ValidationError` (path `to`), and
+   * nothing is written.
    */
   async backfill(name: string, options: BackfillOptions): Promise<void> {
     parseInput(nameSchema, name, 'backfill(name)');
     const range = parseInput(backfillOptionsSchema, options, `backfill(${JSON.stringify(name)})`);
     const record = await this.#requireJob(name);
-    const first = firstBackfillTick(this.#rt.schedules.of(record), range.from, range.to);
+    const schedule = this.#rt.schedules.of(record);
+    const first = firstBackfillTick(schedule, range.from, range.to);
     if (first === undefined) return;
+    await checkBackfillSize(name, options, schedule, first, range.to, this.#rt.pacer);
     const id = `${this.#rt.clock.now()}-${randomUUID().slice(0, 8)}`;
     const job = await this.#rt.call('addBackfill', () => this.#rt.store.addBackfill({ jobName: name, range: { id, next: first, to: range.to } }));
     if (job === undefined) throw new JobNotFoundError(name);
@@ -217,8 +227,19 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   }
 
   async listJobs(): Promise<JobInfo[]> {
-    const records = await this.#rt.call('listJobs', () => this.#rt.store.listJobs());
-    return Promise.all(records.map((record) => this.#jobInfo(record)));
+    const { store, call } = this.#rt;
+    const records = await call('listJobs', () => store.listJobs());
+    if (store.listActiveRuns === undefined) return Promise.all(records.map((record) => this.#jobInfo(record)));
+    // 1 + N / LIST_BATCH store calls instead of 1 + N: the active runs of LIST_BATCH jobs at a time.
+    const active = new Map<string, RunRecord[]>();
+    for (const names of batchesOf(records.map((record) => record.name), LIST_BATCH)) {
+      for (const run of await call('listActiveRuns', () => store.listActiveRuns!(names))) {
+        const runs = active.get(run.jobName);
+        if (runs === undefined) active.set(run.jobName, [run]);
+        else runs.push(run);
+      }
+    }
+    return records.map((record) => this.#toJobInfo(record, active.get(record.name) ?? []));
   }
 
   /** The job's runs, newest first. */
@@ -270,13 +291,26 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
 
   /**
    * Stops planning and claiming, then waits for running handlers. With `abort`, their
-   * signals abort (`'shutdown'`) and their runs are released to other instances.
+   * signals abort (`'shutdown'`) at once, with `timeout` once it has passed; an aborted
+   * handler's run is released to other instances, after `SHUTDOWN_GRACE_MS` at the
+   * latest. Called from a handler, it does not wait for that handler (which waits for
+   * it). Rejects with a `ValidationError` on bad options.
    */
   stop(options: StopOptions = {}): Promise<void> {
-    if (this.#state !== 'running') return this.#stopping ?? Promise.resolve();
-    this.#state = 'stopping';
+    let parsed: { abort?: boolean | undefined; timeout?: number | undefined };
+    try {
+      parsed = parseInput(stopOptionsSchema, options, 'stop()');
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (this.#state === 'idle') return Promise.resolve();
+    // A handler that waits for stop() cannot finish before it: stop() does not wait for it.
+    if (calledFromHandler()) this.#executor.callerOfStop();
     // Claiming stops now, before anything below waits: no handler starts after stop() was called.
-    const drained = this.#executor.stop(options.abort === true);
+    // While stopping, a later call can only bring the abort forward.
+    const drained = this.#executor.stop(parsed.abort === true ? 0 : parsed.timeout);
+    if (this.#state === 'stopping') return this.#stopping ?? Promise.resolve();
+    this.#state = 'stopping';
     this.#stopping = (async () => {
       await this.#heartbeat;
       await this.#planLoop.stop();
@@ -397,6 +431,10 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
 
   async #jobInfo(record: JobRecord): Promise<JobInfo> {
     const active = await this.#rt.call('listRuns', () => this.#rt.store.listRuns({ jobName: record.name, statuses: ACTIVE_STATUSES }));
+    return this.#toJobInfo(record, active);
+  }
+
+  #toJobInfo(record: JobRecord, active: readonly RunRecord[]): JobInfo {
     // The tick after the cursor, unless the cursor is a tick still to come (its run was created ahead of it).
     const nextAfter = Math.min(record.cursor, this.#rt.clock.now());
     return toJobInfo(record, active, this.#rt.schedules.of(record).next(nextAfter));

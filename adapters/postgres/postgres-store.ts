@@ -1,7 +1,7 @@
 /**
  * The Postgres store: jobs, cursors, runs and leases in one schema, shared by every
  * instance that points at it. Each atomic contract method is ONE statement, a call
- * of a function created by the migrations (see `migration-functions.ts`), so it
+ * of a function created by the migrations (see `migration-v1-schema.ts`), so it
  * works through any pool, PGlite or a transaction-mode pooler. Instants are bigint
  * epoch milliseconds handed in by the core; the SQL never reads a clock. The hot
  * calls (runs created, scheduled, claimed, renewed, finished) go through a
@@ -55,7 +55,7 @@ function dataParam(run: NewRun): string | null {
   return run.data === undefined ? null : JSON.stringify(run.data);
 }
 
-/** One element of `upsert_jobs`' batch (see `migration-v5-upsert-jobs.ts`); `null` for an absent value. */
+/** One element of `upsert_jobs`' batch (see `upsert_jobs` in `migration-v1-schema.ts`); `null` for an absent value. */
 function upsertParam(input: UpsertJobInput): Record<string, unknown> {
   const { spec } = input;
   return {
@@ -358,6 +358,17 @@ export class PostgresStore implements Store {
        ORDER BY r.created_at DESC, r.scheduled_at DESC, r.id DESC
        LIMIT $3`,
       [query.jobName, query.statuses === undefined ? null : [...query.statuses], query.limit ?? null],
+    );
+    return rows.map((row) => toRun(row.result));
+  }
+
+  /** One statement per call, along `runs_active_idx`. */
+  async listActiveRuns(jobNames: readonly string[]): Promise<readonly RunRecord[]> {
+    const rows = await this.#db.rows(
+      `SELECT ${this.#s}.run_json(r) AS result FROM ${this.#s}.runs r
+       WHERE r.job_name = ANY ($1::text[]) AND r.status IN ('pending', 'running')
+       ORDER BY r.job_name, r.created_at DESC, r.scheduled_at DESC, r.id DESC`,
+      [[...jobNames]],
     );
     return rows.map((row) => toRun(row.result));
   }
