@@ -11,7 +11,9 @@ export type TickworkErrorCode =
   | 'RUN_ABORTED'
   | 'STORE'
   | 'LISTENER'
-  | 'DRIVER_MISSING';
+  | 'DRIVER_MISSING'
+  /** The store lost its data (a Redis restarted empty, a Postgres schema dropped): this instance wrote its jobs again. */
+  | 'STORE_RESET';
 
 export class TickworkError extends Error {
   readonly code: TickworkErrorCode;

@@ -277,7 +277,7 @@ function implementing<T>(what: string, methods: Record<string, true>) {
 }
 
 /** The methods every store has (the optional ones are checked where they are used). */
-const STORE_METHODS: Record<Exclude<keyof Store, 'listRunsOfJobs' | 'flushNotifications'>, true> = {
+const STORE_METHODS: Record<Exclude<keyof Store, 'listRunsOfJobs' | 'flushNotifications' | 'identity'>, true> = {
   init: true,
   close: true,
   lock: true,

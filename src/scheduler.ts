@@ -10,10 +10,10 @@ import { hostname } from 'node:os';
 import { EventEmitter } from 'eventemitter3';
 import { MemoryStore } from '../adapters/memory/memory-store.js';
 import { systemClock, wholeMillisecondClock, type TimerHandle } from './clock.js';
-import type { Draft } from './draft.js';
 import { JobNotFoundError, TickworkError, ValidationError } from './errors.js';
 import { ERROR_SINK, safeEmit, type SchedulerEvents } from './events.js';
 import { calledFromHandler } from './attempt.js';
+import type { Draft } from './draft.js';
 import { checkBackfillSize } from './backfill.js';
 import { Executor } from './executor.js';
 import { HealthMonitor, type Health } from './health.js';
@@ -29,14 +29,14 @@ import {
   stopOptionsSchema,
   storedNameSchema,
   triggerOptionsSchema,
-  type NormalizedJob,
 } from './options.js';
 import { PlanLoop } from './plan-loop.js';
-import { firstBackfillTick, initialCursor } from './planner.js';
+import { Registrations } from './registrations.js';
+import { firstBackfillTick } from './planner.js';
 import { manualRunId } from './run-id.js';
 import { createRuntime, type Runtime } from './runtime.js';
-import { batchesOf, isActive, sameSpec } from './store-rules.js';
-import { ACTIVE_STATUSES, LEASE_EXPIRED_ERROR, LIST_BATCH, UPSERT_BATCH, type JobRecord, type JobSpec, type JsonValue, type NewRun, type RunRecord, type Store, type UpsertJobInput } from './store.js';
+import { batchesOf, isActive } from './store-rules.js';
+import { ACTIVE_STATUSES, LEASE_EXPIRED_ERROR, LIST_BATCH, type JobRecord, type JsonValue, type NewRun, type RunRecord, type Store } from './store.js';
 import type {
   BackfillOptions,
   JobDefinition,
@@ -53,14 +53,7 @@ import { toJobInfo, toRunInfo } from './views.js';
 
 type State = 'idle' | 'running' | 'stopping';
 
-/** A queued sync; `jobs` is set when it is closed (another write was queued after it). */
-interface OpenSync {
-  done: Promise<void>;
-  jobs: NormalizedJob[] | undefined;
-}
 
-/** Above this many pending registrations, a sync reads every stored job first to skip the unchanged ones. */
-const LIST_BEFORE_SYNC = 64;
 /**
  * After a heartbeat in which a store call failed, the next starts this long after
  * it started, so work resumes within about a second of the store coming back,
@@ -69,29 +62,24 @@ const LIST_BEFORE_SYNC = 64;
 const STORE_RETRY_MS = 1_000;
 /** `start()` resolves after this long even if the store has not answered yet; the heartbeat goes on trying. */
 const START_WAIT_MS = 5_000;
+/**
+ * How often the store's identity is checked between heartbeats (when they are further
+ * apart), so a store that lost its data is noticed within seconds whatever `leaseMs`
+ * is: one small read per instance.
+ */
+const IDENTITY_CHECK_MS = 2_000;
 
 export class Scheduler extends EventEmitter<SchedulerEvents> {
   readonly #rt: Runtime;
-  readonly #jobs = new Map<string, NormalizedJob>();
-  readonly #jobNames = new Set<string>();
-  /** Registrations not yet written to the store (before start, or after a failed write). */
-  readonly #unsynced = new Set<string>();
-  /**
-   * This scheduler's writes of job definitions (syncs and removals), one at a time in
-   * the order they were asked for: a `remove()` after a `register()` deletes what the
-   * registration wrote, never races it (a pooled store may run two calls in any order).
-   */
-  #jobWrites: Promise<unknown> = Promise.resolve();
-  /** The last write queued, when it is a sync: later registrations join it until another write is queued. */
-  #openSync: OpenSync | undefined;
+  readonly #registrations: Registrations;
   readonly #planLoop: PlanLoop;
   readonly #executor: Executor;
   readonly #telemetry: Telemetry | undefined;
   #state: State = 'idle';
   /** Whether this instance held the planner lease at the end of the last heartbeat (for the log). */
   #wasPlanner = false;
-  #initialized = false;
   #heartbeatTimer: TimerHandle | undefined;
+  #identityTimer: TimerHandle | undefined;
   #heartbeat: Promise<void> | undefined;
   #unwatch: (() => void) | undefined;
   #stopping: Promise<void> | undefined;
@@ -108,7 +96,14 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     this.#telemetry = parsed.telemetry === undefined || parsed.telemetry === false ? undefined : new Telemetry(parsed.telemetry, clock);
     this.#rt = createRuntime({ store, clock, instanceId, leaseMs, events: this, log, health: new HealthMonitor(clock, log, leaseMs) });
     this.#planLoop = new PlanLoop(this.#rt, parsed.lock ?? parseInput(lockSchema, store.lock(), 'new Scheduler(): store.lock()'));
-    this.#executor = new Executor(this.#rt, this.#jobs, this.#jobNames, parsed.maxConcurrentRuns ?? Infinity);
+    this.#registrations = new Registrations(this.#rt, {
+      cancelled: (cancelled) => this.#reportSuspended(cancelled),
+      synced: () => this.#executor.poke(),
+      writing: (names) => this.#planLoop.expectWrites(names),
+      written: (token, records) => this.#planLoop.adopt(token, records),
+    });
+    const { jobs, names } = this.#registrations;
+    this.#executor = new Executor(this.#rt, jobs, names, parsed.maxConcurrentRuns ?? Infinity);
     this.#observe(log);
   }
 
@@ -149,23 +144,19 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   register<Data extends JsonValue = JsonValue>(definition: JobDefinition<Data>): void {
     const parsed = parseJobDefinition(definition as unknown as JobDefinition);
     const job = this.#telemetry === undefined ? parsed : { ...parsed, handler: this.#telemetry.wrap(parsed.handler) };
-    if (this.#jobs.has(job.name)) {
+    if (this.#registrations.jobs.has(job.name)) {
       throw new ValidationError(`register(${JSON.stringify(job.name)})`, [
         { path: 'name', message: 'is already registered in this scheduler (unregister it first)', value: job.name },
       ]);
     }
-    this.#jobs.set(job.name, job);
-    this.#jobNames.add(job.name);
-    this.#unsynced.add(job.name);
-    if (this.#state === 'running') void this.#sync();
+    this.#registrations.add(job);
+    if (this.#state === 'running') void this.#registrations.sync();
   }
 
   /** Stops handling the job in this process; its state in the store is kept. Returns false if it was not registered. */
   unregister(name: string): boolean {
     parseInput(storedNameSchema, name, 'unregister(name)');
-    this.#unsynced.delete(name);
-    this.#jobNames.delete(name);
-    return this.#jobs.delete(name);
+    return this.#registrations.delete(name);
   }
 
   /**
@@ -174,8 +165,8 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
    * writes at once). Resolves false if the store did not have it.
    */
   async remove(name: string): Promise<boolean> {
-    this.unregister(name);
-    return this.#writeJobs(() => this.#rt.call('removeJob', () => this.#rt.store.removeJob(name)));
+    parseInput(storedNameSchema, name, 'remove(name)');
+    return this.#registrations.remove(name);
   }
 
   /**
@@ -295,6 +286,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     });
     this.#planLoop.start();
     this.#executor.start();
+    this.#armIdentityCheck();
     // A store that does not answer (a client of the app's own, with long retries) cannot hold start() up.
     const { clock } = this.#rt;
     let timer: TimerHandle | undefined;
@@ -334,6 +326,8 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       await this.#heartbeat;
       if (this.#heartbeatTimer !== undefined) this.#rt.clock.clearTimer(this.#heartbeatTimer);
       this.#heartbeatTimer = undefined;
+      if (this.#identityTimer !== undefined) this.#rt.clock.clearTimer(this.#identityTimer);
+      this.#identityTimer = undefined;
       this.#unwatch?.();
       this.#unwatch = undefined;
       this.#stopping = undefined;
@@ -352,7 +346,8 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       const began = this.#rt.clock.now();
       try {
         if (this.#state === 'running') {
-          await this.#sync();
+          await this.#registrations.checkIdentity();
+          await this.#registrations.sync();
           await this.#planLoop.heartbeat();
           this.#notePlanner();
         }
@@ -369,6 +364,28 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       }
     })();
     return this.#heartbeat;
+  }
+
+  /** Between heartbeats further apart than `IDENTITY_CHECK_MS`, checks the store's identity on a timer of its own. */
+  #armIdentityCheck(): void {
+    const { store, clock, leaseMs } = this.#rt;
+    if (store.identity === undefined || leaseMs / 3 <= IDENTITY_CHECK_MS || this.#state !== 'running') return;
+    this.#identityTimer = clock.setTimer(() => void this.#pollIdentity(), IDENTITY_CHECK_MS);
+  }
+
+  /**
+   * A check between heartbeats; a change brings the next heartbeat forward. Not while
+   * a heartbeat is under way (it checks by itself), nor while the store fails (the
+   * heartbeat retries every second then).
+   */
+  async #pollIdentity(): Promise<void> {
+    this.#identityTimer = undefined;
+    if (this.#state !== 'running') return;
+    if (this.#heartbeat === undefined && this.#rt.health.storeOk && (await this.#registrations.checkIdentity()) && this.#state === 'running' && this.#heartbeat === undefined) {
+      if (this.#heartbeatTimer !== undefined) this.#rt.clock.clearTimer(this.#heartbeatTimer);
+      void this.#beat();
+    }
+    this.#armIdentityCheck();
   }
 
   /** Logs this instance becoming the planner or losing the lease (a loss between heartbeats is seen at the next one). */
@@ -399,79 +416,6 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     });
   }
 
-  /** Queues `work` behind this scheduler's other job writes; a sync still open is closed on what is pending now. */
-  #writeJobs<T>(work: () => Promise<T>): Promise<T> {
-    const open = this.#openSync;
-    if (open !== undefined) {
-      // What is registered from here on is written by a sync queued after `work`, never before it.
-      open.jobs = this.#pendingJobs();
-      this.#openSync = undefined;
-    }
-    const result = this.#jobWrites.then(work);
-    this.#jobWrites = result.catch(() => {});
-    return result;
-  }
-
-  /** Writes pending registrations, in turn with removals (see `#jobWrites`). */
-  #sync(): Promise<void> {
-    if (this.#openSync !== undefined) return this.#openSync.done;
-    const sync: OpenSync = { done: Promise.resolve(), jobs: undefined };
-    sync.done = this.#writeJobs(() => {
-      if (this.#openSync === sync) this.#openSync = undefined;
-      return this.#syncNow(sync.jobs ?? this.#pendingJobs());
-    });
-    this.#openSync = sync;
-    return sync.done;
-  }
-
-  #pendingJobs(): NormalizedJob[] {
-    const jobs: NormalizedJob[] = [];
-    for (const name of this.#unsynced) {
-      const job = this.#jobs.get(name);
-      if (job !== undefined) jobs.push(job);
-    }
-    return jobs;
-  }
-
-  /** Initializes the store once and writes pending registrations; what fails stays pending for the next heartbeat. */
-  async #syncNow(pending: readonly NormalizedJob[]): Promise<void> {
-    const { io, store, clock } = this.#rt;
-    if (!this.#initialized) this.#initialized = (await io('init', () => store.init().then(() => true))) === true;
-    if (!this.#initialized) return;
-    // Many registrations at once (a start or a restart): read the store once and write only what differs,
-    // so restarting an unchanged fleet of 100,000 jobs is one read, not 100,000 commits.
-    const stored = pending.length > LIST_BEFORE_SYNC ? await io('listJobs', () => store.listJobs()) : undefined;
-    const current = new Map(stored?.map((record) => [record.name, record]));
-    const changed: { job: NormalizedJob; spec: JobSpec }[] = [];
-    for (const job of pending) {
-      const record = current.get(job.name);
-      const spec = toSpec(job);
-      if (record !== undefined && sameSpec(record, spec) && (job.suspend === undefined || job.suspend === record.suspended)) {
-        if (this.#jobs.get(job.name) === job) this.#unsynced.delete(job.name);
-      } else changed.push({ job, spec });
-    }
-    // What differs goes in batches: with a networked store, one round-trip per UPSERT_BATCH jobs.
-    for (const all of batchesOf(changed, UPSERT_BATCH)) {
-      // Unregistered or registered again meanwhile: not written (a later sync writes the new definition).
-      const batch = all.filter(({ job }) => this.#jobs.get(job.name) === job);
-      if (batch.length === 0) continue;
-      const now = clock.now();
-      const inputs = batch.map(({ job, spec }): UpsertJobInput => {
-        const input: Draft<UpsertJobInput> = { spec, now, initialCursor: initialCursor(job.schedule, now) };
-        if (job.suspend !== undefined) input.suspended = job.suspend;
-        return input;
-      });
-      // The planner plans the records the write returns rather than reading each job back on its notification.
-      const token = this.#planLoop.expectWrites(batch.map(({ job }) => job.name));
-      const results = await io('upsertJobs', () => store.upsertJobs(inputs));
-      this.#planLoop.adopt(token, results?.map((result) => result.job));
-      if (results === undefined) return; // reported; the next heartbeat retries
-      for (const { job } of batch) if (this.#jobs.get(job.name) === job) this.#unsynced.delete(job.name);
-      for (const { cancelled } of results) this.#reportSuspended(cancelled ?? []);
-    }
-    this.#executor.poke();
-  }
-
   async #setSuspended(method: string, name: string, suspended: boolean): Promise<void> {
     parseInput(storedNameSchema, name, `${method}(name)`);
     const result = await this.#rt.call('setSuspended', () => this.#rt.store.setSuspended({ name, suspended, now: this.#rt.clock.now() }));
@@ -500,19 +444,4 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     const nextAfter = Math.min(record.cursor, this.#rt.clock.now());
     return toJobInfo(record, active, this.#rt.schedules.of(record).next(nextAfter));
   }
-}
-
-function toSpec(job: NormalizedJob): JobSpec {
-  const spec: Draft<JobSpec> = {
-    name: job.name,
-    schedule: job.schedule,
-    timezone: job.timezone,
-    concurrencyPolicy: job.concurrencyPolicy,
-    history: job.history,
-  };
-  // Assigned, not spread: a start with 100,000 jobs builds 100,000 of these.
-  if (job.startingDeadlineMs !== undefined) spec.startingDeadlineMs = job.startingDeadlineMs;
-  if (job.fanOut !== undefined) spec.fanOut = job.fanOut;
-  if (job.pendingTimeoutMs !== undefined) spec.pendingTimeoutMs = job.pendingTimeoutMs;
-  return spec;
 }

@@ -453,6 +453,16 @@ export interface Store {
    * store) needs none.
    */
   flushNotifications?(): Promise<void>;
+  /**
+   * Optional. The identity of the data the store holds: made when that data is first
+   * written (or asked for) and the same for as long as it lives; a store that lost its
+   * data (a Redis restarted empty, a Postgres schema dropped and created again) answers
+   * with a new one. Resolves `undefined` when it cannot tell. The scheduler asks on
+   * every heartbeat, and when the answer changes it writes the jobs it registered
+   * again and reports `STORE_RESET`: without it, a store that loses its data loses
+   * every job for good, silently.
+   */
+  identity?(): Promise<string | undefined>;
 }
 
 /** A named lease with a fencing token: how instances elect one planner. */

@@ -172,11 +172,22 @@ export class Database {
     await (await this.pool()).query(migrateStatement(this.names));
   }
 
-  /** Runs one statement after the migrations and resolves its rows. */
+  /**
+   * Runs one statement after the migrations and resolves its rows. A statement that
+   * finds the schema, a table or a function gone (the schema was dropped under us)
+   * migrates the schema afresh and runs once more: the store comes back with empty
+   * tables and a new identity, which the scheduler notices.
+   */
   async rows(text: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
     await this.init();
-    const result = await (await this.pool()).query(text, params);
-    return result.rows as Record<string, unknown>[];
+    try {
+      return (await (await this.pool()).query(text, params)).rows as Record<string, unknown>[];
+    } catch (error) {
+      if (!isSchemaGone(error)) throw error;
+      this.#ready = undefined;
+      await this.init();
+      return (await (await this.pool()).query(text, params)).rows as Record<string, unknown>[];
+    }
   }
 
   /** Runs one statement that selects one value named `result`, and resolves that value. */
@@ -192,6 +203,13 @@ export class Database {
     this.#ownPool = undefined;
     if (own !== undefined) await (await own.catch(() => undefined))?.end();
   }
+}
+
+/** `invalid_schema_name`, `undefined_table`, `undefined_function`: what a dropped schema answers. */
+const SCHEMA_GONE = new Set(['3F000', '42P01', '42883']);
+
+function isSchemaGone(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && SCHEMA_GONE.has((error as { code?: unknown }).code as string);
 }
 
 /** The part of the `pg` module the store uses. */

@@ -414,6 +414,18 @@ export class PostgresStore implements Store {
   }
 
   /**
+   * The identity of the schema's data: when its first migration was applied, in
+   * microseconds. A schema dropped and migrated again has a new one; a dump restored
+   * elsewhere keeps it (no migration of its own: the migrations table has it).
+   */
+  async identity(): Promise<string | undefined> {
+    const identity = await this.#db.value(
+      `SELECT (extract(epoch FROM min(applied_at)) * 1000000)::bigint::text AS result FROM ${this.#s}.schema_migrations`,
+    );
+    return typeof identity === 'string' ? identity : undefined;
+  }
+
+  /**
    * Sends a marker on the channel and waits for it to come back on the LISTEN session:
    * notifications reach a listener in commit order, so every notification of a call
    * that has resolved arrived before it.

@@ -6,6 +6,7 @@
  * Notifications travel over pub/sub on `{prefix}:events`, published by the scripts
  * themselves.
  */
+import { randomUUID } from 'node:crypto';
 import { StoreError } from '../../src/errors.js';
 import { batchesOf, compareNewestFirst, compareReadyOrder } from '../../src/store-rules.js';
 import {
@@ -379,6 +380,11 @@ export class RedisStore implements Store {
       this.#listeners.delete(listener);
       if (this.#listeners.size === 0) this.#dropSubscriber();
     };
+  }
+
+  /** The identity of the data under the prefix: a Redis restarted empty (or flushed) has a new one. */
+  async identity(): Promise<string> {
+    return asString(await this.#run(lua.IDENTITY, [randomUUID()]), 'identity');
   }
 
   /** Publishes a marker and waits for it on the subscription: pub/sub keeps order, so every earlier notification is in. */

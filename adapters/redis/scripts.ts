@@ -258,9 +258,18 @@ redis.call('PUBLISH', EVENTS, ARGV[1])
 return 1
 `);
 
+/** The identity of the data under the prefix (`Store.identity`): made from ARGV[1] when absent. */
+export const IDENTITY = script(`
+local key = P .. ':identity'
+local identity = redis.call('GET', key)
+if identity then return identity end
+redis.call('SET', key, ARGV[1])
+return ARGV[1]
+`);
+
 /** Every store script, for `init()` to load. */
 export const STORE_SCRIPTS: readonly string[] = [
-  INIT, FLUSH, UPSERT_JOBS, GET_JOB, LIST_JOBS, REMOVE_JOB, SET_SUSPENDED, ADD_BACKFILL, FIND_READY_RUNS, LIST_RUNS, LIST_RUNS_OF_JOBS,
+  INIT, FLUSH, IDENTITY, UPSERT_JOBS, GET_JOB, LIST_JOBS, REMOVE_JOB, SET_SUSPENDED, ADD_BACKFILL, FIND_READY_RUNS, LIST_RUNS, LIST_RUNS_OF_JOBS,
   ...[SCHEDULE_RUN, CREATE_RUN, SCHEDULE_BACKFILL_RUN].flatMap(({ lua, batch }) => [lua, batch]),
   ...RUN_SCRIPTS,
 ];

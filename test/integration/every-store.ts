@@ -25,6 +25,8 @@ export interface OpenedStore {
   snapshot(): Promise<string>;
   /** Closes the store and deletes its namespace. */
   dispose(): Promise<void>;
+  /** Loses everything the store holds, under it, as a Redis restarted empty or a dropped schema would (not the memory store). */
+  wipe?(): Promise<void>;
 }
 
 export interface StoreUnderTest {
@@ -104,6 +106,7 @@ export const EVERY_STORE: readonly StoreUnderTest[] = [
           await store.close();
           await deleteRedisKeys(admin(), prefix);
         },
+        wipe: () => deleteRedisKeys(admin(), prefix),
       };
     },
   },
@@ -131,6 +134,7 @@ export const EVERY_STORE: readonly StoreUnderTest[] = [
           await store.close();
           await pool().query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
         },
+        wipe: async () => void (await pool().query(`DROP SCHEMA "${schema}" CASCADE`)),
       };
     },
   },

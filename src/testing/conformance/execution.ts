@@ -171,6 +171,33 @@ export function executionTests(fx: Fixture): void {
           });
         });
       }));
+
+    it('flushNotifications() (optional) resolves once the notifications of the calls already resolved have reached watchers', () =>
+      withStore(async (store) => {
+        if (store.flushNotifications === undefined) return;
+        await watching(store, async (seen) => {
+          await job(store, 'm');
+          for (let i = 0; i < 20; i += 1) {
+            const id = `m.manual.k${i}`;
+            await store.createRun({ run: { id, jobName: 'm', scheduledAt: T0, trigger: 'manual' }, now: T0 });
+            await store.flushNotifications?.();
+            expect(seen.some((n) => n.type === 'run-ready' && n.runId === id), id).toBe(true);
+          }
+          // Markers are the store's own business: watchers never see them.
+          expect(seen.every((n) => n.type === 'run-ready' || n.type === 'job-changed')).toBe(true);
+        });
+      }));
+  });
+
+  describe('identity', () => {
+    it('identity() (optional) is the same on every call while the data lives', () =>
+      withStore(async (store) => {
+        if (store.identity === undefined) return;
+        const first = await store.identity();
+        expect(first).toBeDefined();
+        await job(store, 'a');
+        expect(await store.identity()).toBe(first);
+      }));
   });
 
 
