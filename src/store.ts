@@ -242,6 +242,12 @@ export interface ListRunsQuery {
   readonly limit?: number;
 }
 
+/** Several jobs' runs at once (`Store.listRunsOfJobs`). */
+export interface ListRunsOfJobsQuery {
+  /** The jobs whose runs to list; unknown names contribute nothing. */
+  readonly jobNames: readonly string[];
+}
+
 /** Change notifications a store sends to every instance watching it. Hints, not a log: they may be lost. */
 export type StoreNotification =
   /**
@@ -410,6 +416,13 @@ export interface Store {
 
   getRun(id: string): Promise<RunRecord | undefined>;
   listRuns(query: ListRunsQuery): Promise<readonly RunRecord[]>;
+  /**
+   * Optional: the runs of every job in `query.jobNames` (active and history, all
+   * statuses) in one round trip, grouped by job in the order of `jobNames`, each
+   * job's newest first as in `listRuns`. What a dashboard listing many jobs reads
+   * instead of one `listRuns` per job; a store without it is read that way.
+   */
+  listRunsOfJobs?(query: ListRunsOfJobsQuery): Promise<readonly RunRecord[]>;
   /** The index records of a fan-out run (indices started at least once), by index. */
   listIndices(runId: string): Promise<readonly IndexRecord[]>;
 

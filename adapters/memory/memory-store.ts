@@ -23,6 +23,7 @@ import type {
   FinishAttemptResult,
   IndexRecord,
   JobRecord,
+  ListRunsOfJobsQuery,
   ListRunsQuery,
   Lock,
   NewRun,
@@ -199,6 +200,10 @@ export class MemoryStore implements Store {
       .filter((run) => query.statuses === undefined || query.statuses.includes(run.status))
       .sort(compareNewestFirst);
     return query.limit === undefined ? runs : runs.slice(0, query.limit);
+  }
+
+  async listRunsOfJobs(query: ListRunsOfJobsQuery): Promise<readonly RunRecord[]> {
+    return [...new Set(query.jobNames)].flatMap((jobName) => [...this.#tables.runsOf(jobName)].sort(compareNewestFirst));
   }
 
   async listIndices(runId: string): Promise<readonly IndexRecord[]> {

@@ -238,9 +238,21 @@ end
 return runs
 `);
 
+/** ARGV: job names. Every run of each job, in one consistent read (the dashboard's jobs page). */
+export const LIST_RUNS_OF_JOBS = script(`
+local runs = {}
+for _, name in ipairs(ARGV) do
+  for _, id in ipairs(redis.call('SMEMBERS', runsKey(name))) do
+    local run = runReply(id)
+    if #run > 0 then table.insert(runs, run) end
+  end
+end
+return runs
+`);
+
 /** Every store script, for `init()` to load. */
 export const STORE_SCRIPTS: readonly string[] = [
-  INIT, UPSERT_JOBS, GET_JOB, LIST_JOBS, REMOVE_JOB, SET_SUSPENDED, ADD_BACKFILL, FIND_READY_RUNS, LIST_RUNS,
+  INIT, UPSERT_JOBS, GET_JOB, LIST_JOBS, REMOVE_JOB, SET_SUSPENDED, ADD_BACKFILL, FIND_READY_RUNS, LIST_RUNS, LIST_RUNS_OF_JOBS,
   ...[SCHEDULE_RUN, CREATE_RUN, SCHEDULE_BACKFILL_RUN].flatMap(({ lua, batch }) => [lua, batch]),
   ...RUN_SCRIPTS,
 ];
