@@ -23,11 +23,12 @@ const entry = {
   redis: 'adapters/redis/index.ts',
   postgres: 'adapters/postgres/index.ts',
   testing: 'src/testing/index.ts',
+  dashboard: 'src/dashboard/index.ts',
 };
 
 /** Imports of other packages (dependencies, optional peers) stay imports: rollup-plugin-dts inlines only our own modules. */
 async function buildDeclarations(): Promise<void> {
-  const bundle = await rollup({ input: entry, plugins: [dts({ tsconfig: 'tsconfig.json', compilerOptions: { noEmit: false } })] });
+  const bundle = await rollup({ input: entry, external: [/^node:/], plugins: [dts({ tsconfig: 'tsconfig.json', compilerOptions: { noEmit: false } })] });
   const output = (extension: string): OutputOptions => ({
     dir: 'dist',
     entryFileNames: `[name].${extension}`,
