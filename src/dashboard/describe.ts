@@ -28,7 +28,7 @@ export function describeSchedule(schedule: ScheduleSpec): string {
     case 'at':
       return `once, at ${new Date(schedule.at).toISOString()}`;
     case 'every':
-      return `every ${describeDuration(schedule.everyMs)}`;
+      return `every ${describeDuration(schedule.everyMs).replace(/^1 (\w+)$/, '$1')}`;
     case 'cron':
       return describeCron(schedule.expression);
   }
@@ -41,7 +41,7 @@ export function describeDuration(ms: number): string {
   for (const [size, name] of units) {
     const count = Math.floor(rest / size);
     if (count === 0) continue;
-    parts.push(count === 1 && parts.length === 0 && rest === size ? name : `${count} ${name}${count === 1 ? '' : 's'}`);
+    parts.push(`${count} ${name}${count === 1 ? '' : 's'}`);
     rest -= count * size;
   }
   return parts.join(' ') || '0 milliseconds';
