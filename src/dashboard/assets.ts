@@ -23,7 +23,7 @@ table{border-collapse:collapse;width:100%;background:var(--card);border:1px soli
 th,td{padding:6px 8px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
 th{font-size:12px;color:var(--muted);font-weight:600;background:#fafbfc;white-space:nowrap}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
-code,pre{font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace}
+code,pre{font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace}h1 code{font-size:18px}
 pre{background:#f0f2f5;padding:8px;border-radius:4px;white-space:pre-wrap;word-break:break-word;margin:0}
 .muted{color:var(--muted)}.small{font-size:12px}
 .badge{display:inline-block;padding:1px 7px;border-radius:10px;font-size:12px;color:#fff;background:var(--off)}

@@ -47,6 +47,19 @@ export function describeDuration(ms: number): string {
   return parts.join(' ') || '0 milliseconds';
 }
 
+/** `1h30m`, `90s` → `1m30s`, `250ms`: a duration as `register()` accepts it. */
+export function compactDuration(ms: number): string {
+  const units: [number, string][] = [[86_400_000, 'd'], [3_600_000, 'h'], [60_000, 'm'], [1_000, 's'], [1, 'ms']];
+  let rest = ms;
+  let text = '';
+  for (const [size, name] of units) {
+    const count = Math.floor(rest / size);
+    if (count > 0) text += `${count}${name}`;
+    rest -= count * size;
+  }
+  return text || '0ms';
+}
+
 export function describeCron(expression: string): string {
   const text = expression.trim();
   if (text.startsWith('@')) return MACROS[text.toLowerCase()] ?? text;

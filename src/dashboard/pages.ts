@@ -5,7 +5,7 @@
  * swaps on a live update; forms stay outside them.
  */
 import type { IndexRecord, JobRecord, RunRecord } from '../store.js';
-import { describeDuration, describeSchedule } from './describe.js';
+import { compactDuration, describeDuration, describeSchedule } from './describe.js';
 import { html, type Html } from './html.js';
 import type { JobPageData, JobsPageData, RunPageData } from './data.js';
 import type { Tick, TickReader } from './ticks.js';
@@ -194,7 +194,7 @@ function runHref(ctx: PageContext, id: string): string {
 
 function scheduleCell(job: JobRecord): Html {
   const schedule = job.schedule;
-  const written = schedule.kind === 'cron' ? schedule.expression : schedule.kind === 'at' ? `{ at: ${iso(schedule.at)} }` : `{ every: ${schedule.everyMs} }`;
+  const written = schedule.kind === 'cron' ? schedule.expression : schedule.kind === 'at' ? `{ at: ${iso(schedule.at)} }` : `{ every: '${compactDuration(schedule.everyMs)}' }`;
   return html`<code>${written}</code><div class="muted small">${describeSchedule(schedule)}</div>`;
 }
 

@@ -9,6 +9,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MemoryStore } from '../../adapters/memory/index.js';
 import { PostgresStore } from '../../adapters/postgres/index.js';
 import { RedisStore } from '../../adapters/redis/index.js';
 import { Scheduler } from '../../src/scheduler.js';
@@ -215,3 +216,33 @@ for (const backend of backends) {
     });
   });
 }
+
+describe.skipIf(!browserUp)('dashboard in Chromium, a store without notifications', () => {
+  it('falls back to polling: the page still updates, every pollInterval', async () => {
+    const memory = new MemoryStore();
+    // A store whose watch() never notifies, as a Postgres store on a client without LISTEN.
+    const silent = new Proxy(memory, {
+      get(target, property, receiver) {
+        if (property === 'watch') return () => () => {};
+        const value = Reflect.get(target, property, receiver) as unknown;
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    }) as Store;
+    const scheduler = new Scheduler({ store: memory, logger: false });
+    scheduler.register({ name: 'adhoc', schedule: '0 0 1 1 *', handler: () => {} });
+    await scheduler.start();
+    const served = await serveDashboard({ store: silent, pollInterval: '500ms' });
+    const browser = await launchBrowser();
+    try {
+      const page = await browser.newPage();
+      await page.goto(`${served.url}/jobs/adhoc`);
+      await page.waitForSelector('html[data-live="sse"]');
+      const run = await scheduler.trigger('adhoc');
+      await page.waitForSelector(`tr[data-run="${run.id}"]`, { timeout: LIVE_TIMEOUT_MS });
+    } finally {
+      await browser.close();
+      await served.close();
+      await scheduler.stop();
+    }
+  });
+});

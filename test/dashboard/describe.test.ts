@@ -1,6 +1,6 @@
 /** The dashboard's schedule describer, its DST marks and its escaping: plain values, no I/O. */
 import { describe, expect, it } from 'vitest';
-import { describeCron, describeSchedule } from '../../src/dashboard/describe.js';
+import { compactDuration, describeCron, describeSchedule } from '../../src/dashboard/describe.js';
 import { escapeHtml, html } from '../../src/dashboard/html.js';
 import { TickReader } from '../../src/dashboard/ticks.js';
 import type { JobRecord, ScheduleSpec } from '../../src/store.js';
@@ -33,6 +33,7 @@ describe('describeCron', () => {
   it('describes intervals and one-offs', () => {
     expect(describeSchedule({ kind: 'every', everyMs: 3_600_000 })).toBe('every hour');
     expect(describeSchedule({ kind: 'every', everyMs: 90_000 })).toBe('every 1 minute 30 seconds');
+    expect([3_600_000, 5_400_000, 90_000, 250, 86_400_000 + 1].map(compactDuration)).toEqual(['1h', '1h30m', '1m30s', '250ms', '1d1ms']);
     expect(describeSchedule({ kind: 'at', at: Date.UTC(2026, 5, 1) })).toBe('once, at 2026-06-01T00:00:00.000Z');
   });
 });
