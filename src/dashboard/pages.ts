@@ -120,17 +120,18 @@ ${job.suspended ? html`<button type="submit" id="resume">Resume</button>` : html
 function ticksTable(ctx: PageContext, job: JobRecord, ticks: readonly Tick[]): Html {
   if (ticks.length === 0) return html`<p class="muted">The schedule has no more ticks.</p>`;
   return html`<table><thead><tr><th>#</th><th>UTC</th><th>${job.timezone}</th><th>Daylight saving</th><th>When</th></tr></thead><tbody>${ticks.map(
-    (tick, i) => html`<tr><td class="num">${i + 1}</td><td><code>${iso(tick.at)}</code></td><td><code>${ctx.ticks.wallTime(tick.at, job.timezone)}</code></td><td>${dstCell(tick)}</td><td>${time(ctx, tick.at)}</td></tr>`,
+    (tick, i) => html`<tr><td class="num">${i + 1}</td><td><code>${tick.at.toISOString()}</code></td><td><code>${tick.local.replace('T', ' ').replace(/:00$/, '')} ${tick.offset}</code></td><td>${dstCell(tick)}</td><td>${time(ctx, tick.at.getTime())}</td></tr>`,
   )}</tbody></table>`;
 }
 
 function dstCell(tick: Tick): Html | string {
-  const mark = tick.dst;
-  if (mark === undefined) return '';
-  if (mark.kind === 'gap') {
-    return html`<span class="dst" title="Clocks went forward ${describeDuration(mark.gapSeconds * 1000)} just before: a wall time in the gap fires shifted forward by its length">after a ${describeDuration(mark.gapSeconds * 1000)} gap</span>`;
+  if (tick.shiftedFrom !== undefined) {
+    return html`<span class="dst" title="${tick.shiftedFrom.replace('T', ' ')} does not exist on this day (clocks go forward): the tick fires shifted forward by the gap">shifted: ${tick.shiftedFrom.slice(11, 16)} was skipped</span>`;
   }
-  return html`<span class="dst" title="This wall time happens twice (clocks go back ${describeDuration(mark.foldSeconds * 1000)})">repeated hour, ${mark.occurrence === 1 ? '1st' : '2nd'} occurrence</span>`;
+  if (tick.repeated !== undefined) {
+    return html`<span class="dst" title="This wall-clock time happens twice (clocks go back)">repeated hour, ${tick.repeated} occurrence</span>`;
+  }
+  return '';
 }
 
 function runsTable(ctx: PageContext, runs: readonly RunRecord[]): Html {

@@ -1,21 +1,18 @@
 /**
  * What the dashboard shows about time: a job's next tick and next ticks with their
  * daylight-saving marks, and instants as wall times of a zone. The ticks come from
- * the scheduler's own schedule code (`ScheduleCache`), so they are the ticks it fires.
+ * the scheduler's own schedule code (`ScheduleCache`, `previewTicks()`), so they are
+ * the ticks it fires.
  */
+import { defaultAnchor } from '../planner.js';
+import { previewTicks, type TickPreview } from '../preview.js';
 import { ScheduleCache } from '../runtime.js';
-import { ZoneCache, type Zone } from '../schedule/zone.js';
+import { ZoneCache } from '../schedule/zone.js';
 import type { JobRecord } from '../store.js';
+import type { ScheduleInput } from '../types.js';
 
-/** Why a tick is marked: it falls just after a spring-forward gap, or inside a repeated (fall-back) hour. */
-export type DstMark =
-  | { readonly kind: 'gap'; readonly gapSeconds: number }
-  | { readonly kind: 'repeated'; readonly occurrence: 1 | 2; readonly foldSeconds: number };
-
-export interface Tick {
-  readonly at: number;
-  readonly dst?: DstMark;
-}
+/** A tick as the job's page lists it: `previewTicks()`' wall-clock time, offset and daylight-saving marks. */
+export type Tick = TickPreview;
 
 export class TickReader {
   readonly #schedules = new ScheduleCache();
@@ -26,20 +23,19 @@ export class TickReader {
     return this.#schedules.of(job).next(Math.min(job.cursor, now));
   }
 
-  /** The next `count` ticks after `now`, each with its daylight-saving mark in the job's zone. */
+  /**
+   * The next `count` ticks after `now` through the public `previewTicks()`, each marked
+   * when a daylight-saving gap shifted it or its wall-clock time happens twice.
+   */
   nextTicks(job: JobRecord, now: number, count: number): Tick[] {
-    const schedule = this.#schedules.of(job);
-    const zone = job.schedule.kind === 'cron' ? this.#zones.get(job.timezone) : undefined;
-    const ticks: Tick[] = [];
-    let after = now;
-    for (let i = 0; i < count; i += 1) {
-      const at = schedule.next(after);
-      if (at === undefined) break;
-      const dst = zone === undefined ? undefined : dstMark(zone, at);
-      ticks.push(dst === undefined ? { at } : { at, dst });
-      after = at;
-    }
-    return ticks;
+    const schedule = job.schedule;
+    const input: ScheduleInput =
+      schedule.kind === 'cron'
+        ? schedule.expression
+        : schedule.kind === 'at'
+          ? { at: schedule.at }
+          : { every: schedule.everyMs, anchor: schedule.anchor ?? defaultAnchor(job.createdAt) };
+    return previewTicks(input, { timezone: job.timezone, after: now, count });
   }
 
   /** `2026-03-08 03:30 -04:00`: the instant as a wall time of `timezone` (UTC when unknown). */
@@ -50,19 +46,6 @@ export class TickReader {
     const seconds = wall.slice(17, 19) === '00' ? '' : wall.slice(16, 19);
     return `${wall.slice(0, 10)} ${wall.slice(11, 16)}${seconds} ${formatOffset(offset)}`;
   }
-}
-
-function dstMark(zone: Zone, at: number): DstMark | undefined {
-  const second = Math.floor(at / 1000);
-  const segment = zone.segmentAt(second);
-  const shift = segment.offset - segment.before;
-  // Just after a transition: a gap's first `shift` seconds hold the ticks pushed out of it; a fold's first ones repeat wall times.
-  if (shift > 0 && second - segment.start < shift) return { kind: 'gap', gapSeconds: shift };
-  if (shift < 0 && second - segment.start < -shift) return { kind: 'repeated', occurrence: 2, foldSeconds: -shift };
-  const following = zone.segmentAt(segment.end);
-  const fold = following.before - following.offset;
-  if (following.start === segment.end && fold > 0 && segment.end - second <= fold) return { kind: 'repeated', occurrence: 1, foldSeconds: fold };
-  return undefined;
 }
 
 export function formatOffset(offsetSeconds: number): string {

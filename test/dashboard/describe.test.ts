@@ -45,32 +45,32 @@ function job(schedule: ScheduleSpec, timezone: string): JobRecord {
   };
 }
 
-describe('next ticks with daylight-saving marks', () => {
+describe('next ticks with daylight-saving marks (previewTicks on the stored job)', () => {
   const reader = new TickReader();
+  const marks = (ticks: ReturnType<TickReader['nextTicks']>) =>
+    ticks.map((tick) => [tick.at.toISOString(), `${tick.local} ${tick.offset}`, tick.shiftedFrom ?? tick.repeated]);
 
-  it('marks a tick pushed out of a spring-forward gap', () => {
-    const ticks = reader.nextTicks(job({ kind: 'cron', expression: '30 2 * * *' }, 'America/New_York'), Date.UTC(2026, 2, 7, 12), 3);
-    expect(ticks.map((tick) => [new Date(tick.at).toISOString(), tick.dst?.kind])).toEqual([
-      ['2026-03-08T07:30:00.000Z', 'gap'],
-      ['2026-03-09T06:30:00.000Z', undefined],
-      ['2026-03-10T06:30:00.000Z', undefined],
+  it('marks a tick shifted by a spring-forward gap', () => {
+    expect(marks(reader.nextTicks(job({ kind: 'cron', expression: '30 2 * * *' }, 'America/New_York'), Date.UTC(2026, 2, 7, 12), 2))).toEqual([
+      ['2026-03-08T07:30:00.000Z', '2026-03-08T03:30:00 -04:00', '2026-03-08T02:30:00'],
+      ['2026-03-09T06:30:00.000Z', '2026-03-09T02:30:00 -04:00', undefined],
     ]);
-    expect(reader.wallTime(ticks[0]!.at, 'America/New_York')).toBe('2026-03-08 03:30 -04:00');
+    expect(reader.wallTime(Date.UTC(2026, 2, 8, 7, 30), 'America/New_York')).toBe('2026-03-08 03:30 -04:00');
   });
 
   it('marks both occurrences of a repeated hour (a schedule that follows elapsed time)', () => {
-    const ticks = reader.nextTicks(job({ kind: 'cron', expression: '30 * * * *' }, 'America/New_York'), Date.UTC(2026, 10, 1, 4, 15), 4);
-    expect(ticks.map((tick) => [reader.wallTime(tick.at, 'America/New_York'), tick.dst])).toEqual([
-      ['2026-11-01 00:30 -04:00', undefined],
-      ['2026-11-01 01:30 -04:00', { kind: 'repeated', occurrence: 1, foldSeconds: 3600 }],
-      ['2026-11-01 01:30 -05:00', { kind: 'repeated', occurrence: 2, foldSeconds: 3600 }],
-      ['2026-11-01 02:30 -05:00', undefined],
+    expect(marks(reader.nextTicks(job({ kind: 'cron', expression: '30 * * * *' }, 'America/New_York'), Date.UTC(2026, 10, 1, 4, 15), 4))).toEqual([
+      ['2026-11-01T04:30:00.000Z', '2026-11-01T00:30:00 -04:00', undefined],
+      ['2026-11-01T05:30:00.000Z', '2026-11-01T01:30:00 -04:00', 'first'],
+      ['2026-11-01T06:30:00.000Z', '2026-11-01T01:30:00 -05:00', 'second'],
+      ['2026-11-01T07:30:00.000Z', '2026-11-01T02:30:00 -05:00', undefined],
     ]);
   });
 
-  it('marks nothing for intervals and zones without daylight saving', () => {
-    expect(reader.nextTicks(job({ kind: 'every', everyMs: 3_600_000 }, 'America/New_York'), Date.UTC(2026, 2, 8, 5), 4).every((t) => t.dst === undefined)).toBe(true);
-    expect(reader.nextTicks(job({ kind: 'cron', expression: '30 * * * *' }, 'UTC'), 0, 4).every((t) => t.dst === undefined)).toBe(true);
+  it('lists interval and one-off ticks from the stored anchor', () => {
+    const every = { ...job({ kind: 'every', everyMs: 3_600_000 }, 'UTC'), createdAt: Date.UTC(2026, 0, 1, 0, 20) };
+    expect(reader.nextTicks(every, Date.UTC(2026, 0, 1, 3), 2).map((tick) => tick.at.toISOString())).toEqual(['2026-01-01T03:20:00.000Z', '2026-01-01T04:20:00.000Z']);
+    expect(reader.nextTicks(job({ kind: 'at', at: Date.UTC(2026, 5, 1) }, 'UTC'), Date.UTC(2026, 0, 1), 10)).toHaveLength(1);
   });
 });
 
