@@ -58,8 +58,6 @@ const LIST_BEFORE_SYNC = 64;
  * whatever `leaseMs` is.
  */
 const STORE_RETRY_MS = 1_000;
-/** Jobs per `listRunsOfJobs` call of `listJobs()`. */
-const LIST_JOBS_BATCH = 500;
 /** `start()` resolves after this long even if the store has not answered yet; the heartbeat goes on trying. */
 const START_WAIT_MS = 5_000;
 
@@ -214,17 +212,8 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   }
 
   async listJobs(): Promise<JobInfo[]> {
-    const { store } = this.#rt;
-    const records = await this.#rt.call('listJobs', () => store.listJobs());
-    const listRunsOfJobs = store.listRunsOfJobs?.bind(store);
-    if (listRunsOfJobs === undefined) return Promise.all(records.map((record) => this.#jobInfo(record)));
-    // Every job's active runs in a few round trips (LIST_JOBS_BATCH jobs each), not one listRuns per job.
-    const active = new Map<string, RunRecord[]>(records.map((record) => [record.name, []]));
-    for (const batch of batchesOf(records, LIST_JOBS_BATCH)) {
-      const runs = await this.#rt.call('listRunsOfJobs', () => listRunsOfJobs({ jobNames: batch.map((record) => record.name) }));
-      for (const run of runs) if (ACTIVE_STATUSES.includes(run.status)) active.get(run.jobName)?.push(run);
-    }
-    return records.map((record) => this.#toJobInfo(record, active.get(record.name) ?? []));
+    const records = await this.#rt.call('listJobs', () => this.#rt.store.listJobs());
+    return Promise.all(records.map((record) => this.#jobInfo(record)));
   }
 
   /** The job's runs, newest first. */
@@ -413,10 +402,6 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
 
   async #jobInfo(record: JobRecord): Promise<JobInfo> {
     const active = await this.#rt.call('listRuns', () => this.#rt.store.listRuns({ jobName: record.name, statuses: ACTIVE_STATUSES }));
-    return this.#toJobInfo(record, active);
-  }
-
-  #toJobInfo(record: JobRecord, active: readonly RunRecord[]): JobInfo {
     // The tick after the cursor, unless the cursor is a tick still to come (its run was created ahead of it).
     const nextAfter = Math.min(record.cursor, this.#rt.clock.now());
     return toJobInfo(record, active, this.#rt.schedules.of(record).next(nextAfter));

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RunAbortedError } from '../../src/index.js';
-import { MemoryStore } from '../../adapters/memory/index.js';
-import { eventsOf, gate, harness, stopWhileAdvancing } from '../helpers.js';
+import { eventsOf, harness, stopWhileAdvancing } from '../helpers.js';
 
 describe('retries', () => {
   it('waits 10 s, 20 s, 40 s, 80 s, 160 s, 320 s by default, then fails the run', async () => {
@@ -315,35 +314,6 @@ describe('suspend, re-registration and removal', () => {
       skipped: 0,
     });
     expect((await scheduler.listJobs()).map((job) => job.name)).toEqual(['n']);
-    await stopWhileAdvancing(scheduler, clock, '1s');
-  });
-
-  it("lists every job's active runs with one listRunsOfJobs read per 500 jobs, not one listRuns per job", async () => {
-    const store = new MemoryStore();
-    const calls = { listRuns: 0, listRunsOfJobs: 0 };
-    for (const method of ['listRuns', 'listRunsOfJobs'] as const) {
-      const original = store[method].bind(store) as (query: never) => Promise<unknown>;
-      (store as unknown as Record<string, unknown>)[method] = (query: never) => {
-        calls[method] += 1;
-        return original(query);
-      };
-    }
-    const { clock, scheduler } = harness({ store });
-    const { handler, release } = gate();
-    for (let i = 0; i < 600; i += 1) scheduler.register({ name: `j${i}`, schedule: '0 0 1 1 *', handler });
-    await scheduler.start();
-    await scheduler.trigger('j1', { idempotencyKey: 'a' });
-    await clock.advance('1s');
-    await scheduler.trigger('j1', { idempotencyKey: 'b' });
-    await scheduler.trigger('j599', { idempotencyKey: 'c' });
-    calls.listRuns = 0;
-    const jobs = await scheduler.listJobs();
-    expect(calls).toEqual({ listRuns: 0, listRunsOfJobs: 2 });
-    expect(jobs).toHaveLength(600);
-    // The same as one getJob per job (which reads listRuns), newest first.
-    for (const name of ['j0', 'j1', 'j599']) expect(jobs.find((job) => job.name === name)).toEqual(await scheduler.getJob(name));
-    expect(jobs.find((job) => job.name === 'j1')?.active).toEqual(['j1.manual.b', 'j1.manual.a']);
-    release();
     await stopWhileAdvancing(scheduler, clock, '1s');
   });
 });
