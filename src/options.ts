@@ -276,7 +276,8 @@ function implementing<T>(what: string, methods: Record<string, true>) {
   );
 }
 
-const STORE_METHODS: Record<Exclude<keyof Store, 'listRunsOfJobs'>, true> = {
+/** The methods every store has (the optional ones are checked where they are used). */
+const STORE_METHODS: Record<Exclude<keyof Store, 'listRunsOfJobs' | 'flushNotifications'>, true> = {
   init: true,
   close: true,
   lock: true,
@@ -361,6 +362,8 @@ export const schedulerOptionsSchema = strictObject({
     ),
   ),
 });
+
+export const stopOptionsSchema = strictObject({ abort: z.optional(z.boolean({ error: 'must be true or false' })), timeout: z.optional(durationSchema()) });
 
 export const triggerOptionsSchema = strictObject({ data: z.optional(jsonSchema), idempotencyKey: z.optional(storedNameSchema) });
 

@@ -246,6 +246,8 @@ export interface ListRunsQuery {
 export interface ListRunsOfJobsQuery {
   /** The jobs whose runs to list; unknown names contribute nothing. */
   readonly jobNames: readonly string[];
+  /** Only runs with one of these statuses; all when absent. */
+  readonly statuses?: readonly RunStatus[];
 }
 
 /** Change notifications a store sends to every instance watching it. Hints, not a log: they may be lost. */
@@ -260,6 +262,9 @@ export type StoreNotification =
   | { readonly type: 'run-finished'; readonly jobName: string; readonly runId: string; readonly status: RunStatus }
   /** A job was created, changed, suspended, resumed, removed, or given a backfill. */
   | { readonly type: 'job-changed'; readonly jobName: string };
+
+/** How many job names `scheduler.listJobs()` hands `Store.listRunsOfJobs` at once. */
+export const LIST_BATCH = 1_000;
 
 export interface Store {
   /** Creates tables / loads scripts (idempotent, safe to race). Called by the scheduler on start. */
@@ -417,10 +422,12 @@ export interface Store {
   getRun(id: string): Promise<RunRecord | undefined>;
   listRuns(query: ListRunsQuery): Promise<readonly RunRecord[]>;
   /**
-   * Optional: the runs of every job in `query.jobNames` (active and history, all
-   * statuses) in one round trip, grouped by job in the order of `jobNames`, each
-   * job's newest first as in `listRuns`. What a dashboard listing many jobs reads
-   * instead of one `listRuns` per job; a store without it is read that way.
+   * Optional: the runs of every job in `query.jobNames` (those with a status in
+   * `query.statuses` when given) in one round trip, grouped by job in the order of
+   * `jobNames`, each job's newest first as in `listRuns`. `scheduler.listJobs()` asks
+   * it for the active runs of `LIST_BATCH` jobs at a time, the dashboard's jobs page
+   * for all the runs of the jobs it shows; a store without it is asked `listRuns`
+   * once per job.
    */
   listRunsOfJobs?(query: ListRunsOfJobsQuery): Promise<readonly RunRecord[]>;
   /** The index records of a fan-out run (indices started at least once), by index. */
@@ -428,6 +435,18 @@ export interface Store {
 
   /** Subscribes to notifications from every instance sharing the store; returns the unsubscribe function. */
   watch(listener: (notification: StoreNotification) => void): () => void;
+  /**
+   * Optional. Resolves once every notification of the calls through this store that
+   * have resolved so far has been handed to its watchers (at once when nobody
+   * watches; after a short real-time wait at most when the subscription is down, as
+   * those notifications are lost anyway). Never rejects. A store whose
+   * notifications travel over the network (pub/sub, LISTEN/NOTIFY) implements it,
+   * so that under a test clock (`Clock.track`) a store call is not done until what
+   * it set off is: the scheduler awaits it after every call that notifies. A store
+   * that hands its notifications to watchers before its calls resolve (the memory
+   * store) needs none.
+   */
+  flushNotifications?(): Promise<void>;
 }
 
 /** A named lease with a fencing token: how instances elect one planner. */

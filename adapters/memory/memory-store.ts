@@ -31,6 +31,7 @@ import type {
   RenewLeaseInput,
   RenewLeaseResult,
   RunRecord,
+  RunStatus,
   ScheduleBackfillRunInput,
   ScheduleBackfillRunResult,
   ScheduleRunInput,
@@ -44,7 +45,7 @@ import type {
 } from '../../src/store.js';
 import { compareNewestFirst, compareOldestFirst, compareReadyOrder, isCreatedAhead } from '../../src/store-rules.js';
 import { MemoryLock } from './memory-lock.js';
-import type { Draft } from '../../src/draft.js';
+import type { Draft } from '../../src/adapter-kit.js';
 import { copyJob } from './memory-records.js';
 import { MemoryTables } from './memory-tables.js';
 import * as lifecycle from './run-lifecycle.js';
@@ -203,7 +204,15 @@ export class MemoryStore implements Store {
   }
 
   async listRunsOfJobs(query: ListRunsOfJobsQuery): Promise<readonly RunRecord[]> {
-    return [...new Set(query.jobNames)].flatMap((jobName) => [...this.#tables.runsOf(jobName)].sort(compareNewestFirst));
+    return [...new Set(query.jobNames)].flatMap((name) => this.#runsOf(name, query.statuses));
+  }
+
+  /** A job's runs (those with one of `statuses`, when given), newest first. */
+  #runsOf(jobName: string, statuses: readonly RunStatus[] | undefined): RunRecord[] {
+    return this.#tables
+      .runsOf(jobName)
+      .filter((run) => statuses === undefined || statuses.includes(run.status))
+      .sort(compareNewestFirst);
   }
 
   async listIndices(runId: string): Promise<readonly IndexRecord[]> {

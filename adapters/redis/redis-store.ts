@@ -11,6 +11,7 @@ import { batchesOf, compareNewestFirst, compareReadyOrder } from '../../src/stor
 import {
   LEASE_EXPIRED_ERROR,
   PENDING_TIMEOUT_ERROR,
+  LIST_BATCH,
   UPSERT_BATCH,
   type AddBackfillInput,
   type Claim,
@@ -62,6 +63,7 @@ import {
   optional,
   upsertArgs,
 } from './codec.js';
+import { NotificationFlush } from '../shared/notification-flush.js';
 import { ScriptBatcher } from './batcher.js';
 import { closeClient, hashTag, openClient, ScriptRunner, type RedisClient } from './connection.js';
 import { parseStoreOptions, type RedisStoreOptions } from './options.js';
@@ -91,6 +93,7 @@ export class RedisStore implements Store {
   readonly #scripts: ScriptRunner;
   readonly #batcher: ScriptBatcher;
   readonly #listeners = new Set<Listener>();
+  readonly #flush: NotificationFlush;
   /** The dedicated pub/sub connection, open while someone watches. */
   #subscriber: RedisClient | undefined;
   readonly #closing = new Set<Promise<void>>();
@@ -118,6 +121,8 @@ export class RedisStore implements Store {
     this.#channel = `${this.#client.options.keyPrefix ?? ''}${this.#tag}:events`;
     this.#scripts = new ScriptRunner(this.#client);
     this.#batcher = new ScriptBatcher({ run: (script, args) => this.#run(script, args) });
+    // Published by a script on KEYS[1], so on a cluster it leaves from the node that published the notifications.
+    this.#flush = new NotificationFlush((marker) => this.#run(lua.FLUSH, [marker]));
   }
 
   /** Loads the scripts and checks the key layout version (idempotent, safe to race). */
@@ -339,11 +344,16 @@ export class RedisStore implements Store {
   }
 
   async listRunsOfJobs(query: ListRunsOfJobsQuery): Promise<readonly RunRecord[]> {
+    const { statuses } = query;
     const names = [...new Set(query.jobNames)];
     const order = new Map(names.map((name, position) => [name, position]));
     const runs: RunRecord[] = [];
-    // One script per 1,000 names: a bounded read each, however many jobs are asked for.
-    for (const batch of batchesOf(names, 1_000)) runs.push(...decodeRuns(await this.#run(lua.LIST_RUNS_OF_JOBS, batch)));
+    // One script per LIST_BATCH names: a bounded read each, however many jobs are asked for.
+    for (const batch of batchesOf(names, LIST_BATCH)) {
+      for (const run of decodeRuns(await this.#run(lua.LIST_RUNS_OF_JOBS, batch))) {
+        if (statuses === undefined || statuses.includes(run.status)) runs.push(run);
+      }
+    }
     return runs.sort((a, b) => (order.get(a.jobName) as number) - (order.get(b.jobName) as number) || compareNewestFirst(a, b));
   }
 
@@ -371,6 +381,11 @@ export class RedisStore implements Store {
     };
   }
 
+  /** Publishes a marker and waits for it on the subscription: pub/sub keeps order, so every earlier notification is in. */
+  flushNotifications(): Promise<void> {
+    return this.#flush.flush();
+  }
+
   #run(script: string, args: readonly string[]): Promise<unknown> {
     return this.#scripts.run(script, [this.#tag], args);
   }
@@ -384,19 +399,23 @@ export class RedisStore implements Store {
     if (this.#subscriber !== undefined || this.#closed) return;
     const subscriber = this.#client.duplicate();
     this.#subscriber = subscriber;
+    this.#flush.state = 'connecting';
     // A broken subscription only loses hints; the scheduler's polling covers them.
     subscriber.on('error', () => {});
     subscriber.on('message', (channel: string, message: string) => {
-      if (channel !== this.#channel) return;
+      if (channel !== this.#channel || this.#flush.isMarker(message)) return;
       for (const notification of decodeNotifications(message)) this.#dispatch(notification);
     });
-    // A subscription that failed (Redis down when the first watcher came) is made again once the
-    // connection is ready; ioredis itself renews only the subscriptions that once succeeded.
-    let subscribed = false;
+    subscriber.on('close', () => {
+      if (this.#subscriber === subscriber) this.#flush.state = 'connecting';
+    });
+    // Subscribed again on every ready connection: ioredis renews only the subscriptions that once succeeded
+    // (a first one may have failed while Redis was down), and the answer says when the flush can count on it.
     const subscribe = (): void => {
-      if (subscribed) return;
       subscriber.subscribe(this.#channel).then(
-        () => (subscribed = true),
+        () => {
+          if (this.#subscriber === subscriber) this.#flush.state = 'subscribed';
+        },
         () => {},
       );
     };
@@ -408,6 +427,7 @@ export class RedisStore implements Store {
     const subscriber = this.#subscriber;
     if (subscriber === undefined) return;
     this.#subscriber = undefined;
+    this.#flush.state = 'off';
     const closing = closeClient(subscriber).finally(() => this.#closing.delete(closing));
     this.#closing.add(closing);
   }

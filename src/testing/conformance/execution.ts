@@ -153,31 +153,6 @@ export function executionTests(fx: Fixture): void {
         ]);
         expect(await store.listRuns({ jobName: 'a', statuses: ['succeeded'] })).toEqual([]);
       }));
-
-    it('lists several jobs\' runs at once, grouped in the order asked, each newest first (listRunsOfJobs, when the store has it)', () =>
-      withStore(async (store) => {
-        if (store.listRunsOfJobs === undefined) return;
-        await job(store, 'a', 'Allow');
-        await job(store, 'b', 'Allow');
-        await job(store, 'c', 'Allow');
-        for (let minute = 1; minute <= 2; minute += 1) {
-          await tick(store, 'a', minute);
-          await tick(store, 'b', minute);
-        }
-        const created = await tick(store, 'c', 1);
-        if (created.outcome !== 'created') throw new Error('setup');
-        await succeed(store, await claim(store, created.run.id, 'c', T0 + MINUTE), T0 + MINUTE);
-        const runs = await store.listRunsOfJobs({ jobNames: ['c', 'missing', 'a', 'b', 'a'] });
-        expect(runs.map((r) => [r.jobName, r.scheduledAt, r.status])).toEqual([
-          ['c', T0 + MINUTE, 'succeeded'],
-          ['a', T0 + 2 * MINUTE, 'pending'],
-          ['a', T0 + MINUTE, 'pending'],
-          ['b', T0 + 2 * MINUTE, 'pending'],
-          ['b', T0 + MINUTE, 'pending'],
-        ]);
-        expect(runs[1]).toEqual((await store.listRuns({ jobName: 'a' }))[0]);
-        expect(await store.listRunsOfJobs({ jobNames: [] })).toEqual([]);
-      }));
   });
 
 
