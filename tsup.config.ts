@@ -25,6 +25,7 @@ const entry = {
   postgres: 'adapters/postgres/index.ts',
   testing: 'src/testing/index.ts',
   store: 'src/store-entry.ts',
+  dashboard: 'src/dashboard/index.ts',
 };
 
 /**
@@ -37,7 +38,7 @@ const bin = { cli: 'cli/main.ts' };
 
 /** Imports of other packages (dependencies, optional peers) stay imports: rollup-plugin-dts inlines only our own modules. */
 async function buildDeclarations(): Promise<void> {
-  const bundle = await rollup({ input: entry, plugins: [dts({ tsconfig: 'tsconfig.json', compilerOptions: { noEmit: false } })] });
+  const bundle = await rollup({ input: entry, external: [/^node:/], plugins: [dts({ tsconfig: 'tsconfig.json', compilerOptions: { noEmit: false } })] });
   const output = (extension: string): OutputOptions => ({
     dir: 'dist',
     entryFileNames: `[name].${extension}`,

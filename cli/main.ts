@@ -17,6 +17,10 @@ void runCli(process.argv.slice(2), {
   stderr: (text) => process.stderr.write(text),
   env: process.env,
   confirm: process.stdin.isTTY ? confirm : undefined,
+  untilStopped: () => new Promise<void>((resolve) => {
+    process.once('SIGINT', () => resolve());
+    process.once('SIGTERM', () => resolve());
+  }),
 }).then((code) => {
   process.exitCode = code;
   // A connection that lingers after close() must not keep the command from exiting.

@@ -7,7 +7,8 @@
 import { parseArgs } from 'node:util';
 import { Scheduler, TickworkError, ValidationError, type Store } from '../src/index.js';
 import { STORE_COMMANDS, preview, type Flags, type Output } from './commands.js';
-import { openStore } from './connect.js';
+import { openStore, type ConnectionFlags } from './connect.js';
+import { serveDashboard, type DashboardFlags } from './dashboard.js';
 import { describeValue, messageOf, oneLine } from './table.js';
 import { HELP, UsageError } from './usage.js';
 
@@ -17,6 +18,8 @@ export interface CliIo {
   readonly env: NodeJS.ProcessEnv;
   /** Asks a yes/no question; undefined when stdin is not a terminal. */
   readonly confirm: ((question: string) => Promise<boolean>) | undefined;
+  /** Resolves when a long-running command (`dashboard`) should stop: SIGINT or SIGTERM for the bin. */
+  readonly untilStopped: () => Promise<void>;
 }
 
 /** A store that does not answer in this long is reported, instead of the command hanging. */
@@ -38,10 +41,14 @@ const OPTIONS = {
   yes: { type: 'boolean', short: 'y' },
   tz: { type: 'string' },
   count: { type: 'string' },
+  port: { type: 'string' },
+  host: { type: 'string' },
+  token: { type: 'string' },
 } as const;
 
 const CONNECTION_FLAGS = ['redis', 'prefix', 'postgres', 'schema'] as const;
 const PREVIEW_FLAGS: readonly (keyof Flags)[] = ['tz', 'count', 'from'];
+const DASHBOARD_FLAGS: readonly string[] = ['port', 'host', 'token'];
 
 /** Runs the command line `argv` (without `node` and the script) and resolves its exit code. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
@@ -65,6 +72,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       print(io, json, preview(rest[0]!, flags));
       return 0;
     }
+    if (command === 'dashboard') {
+      if (rest.length > 0) throw new UsageError(`dashboard takes no arguments (got ${JSON.stringify(rest[0])})`);
+      refuseFlags(values, (flag) => (CONNECTION_FLAGS as readonly string[]).includes(flag) || DASHBOARD_FLAGS.includes(flag), command);
+      return await dashboard(values, io);
+    }
     const spec = STORE_COMMANDS[command];
     if (spec === undefined) throw new UsageError(`unknown command ${JSON.stringify(command)}; run tickwork --help`);
     if (spec.takesName && rest.length !== 1) throw new UsageError(`${command} takes one job name: tickwork ${command} <name>`);
@@ -87,6 +99,21 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     const [code, message] = describe(error);
     io.stderr(json ? `${JSON.stringify({ error: { code: errorCode(error), message } })}\n` : `tickwork: ${message}\n`);
     return code;
+  }
+}
+
+/** Serves the dashboard until `io.untilStopped` resolves (SIGINT or SIGTERM for the bin). */
+async function dashboard(values: ConnectionFlags & DashboardFlags, io: CliIo): Promise<number> {
+  const { store, label } = openStore(values, io.env);
+  try {
+    const serving = await serveDashboard(store, values, io.env);
+    io.stdout(`tickwork dashboard on ${serving.url} (${label}${serving.readOnly ? ', read-only: give --token to allow actions' : ''}); Ctrl-C stops it\n`);
+    await Promise.race([io.untilStopped(), serving.closed]);
+    serving.stop();
+    await serving.closed;
+    return 0;
+  } finally {
+    await closeQuietly(store);
   }
 }
 

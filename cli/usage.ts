@@ -16,6 +16,10 @@ Commands on a store (jobs registered by your apps):
   pause <name> | resume <name>          set or clear the job's suspend flag
   backfill <name> --from T --to T       a run for every tick in [from, to]
   remove <name> [--yes]                 delete the job and its history (asks first)
+  dashboard [--port n] [--host h] [--token T]
+                                        serve the web dashboard (port 8080 on 127.0.0.1;
+                                        read-only unless --token or TICKWORK_DASHBOARD_TOKEN
+                                        is set: then HTTP Basic auth, the token as password)
 
 Without a store:
   preview "<schedule>" [--tz Z] [--count n] [--from T]

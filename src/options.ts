@@ -45,7 +45,7 @@ export const nameSchema = storedNameSchema.check(
 
 const DURATION_HINT = 'such as 500, "10s" or "1h30m", at most 100 years';
 
-function durationSchema(min = 0) {
+export function durationSchema(min = 0) {
   return z.pipe(
     z.union([z.number(), z.string()], { error: 'must be a duration (milliseconds or a string like "10s")' }),
     z.transform((value: number | string, payload) => {
@@ -307,7 +307,7 @@ const CLOCK_METHODS: Record<Exclude<keyof Clock, 'track'>, true> = { now: true, 
 
 export const lockSchema = implementing<Lock>('a Lock (acquire, renew, release)', LOCK_METHODS);
 
-const clockSchema = implementing<Clock>('a Clock (now, setTimer, clearTimer, sleep)', CLOCK_METHODS).check(
+export const clockSchema = implementing<Clock>('a Clock (now, setTimer, clearTimer, sleep)', CLOCK_METHODS).check(
   z.superRefine((clock, ctx) => {
     if (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function') return; // reported above
     if (clock.track !== undefined && typeof clock.track !== 'function') ctx.addIssue({ code: 'custom', path: ['track'], message: 'must be a function when given' });
@@ -338,8 +338,10 @@ function nameOf(input: unknown): string {
   }
 }
 
+export const storeSchema = implementing<Store>('a Store', STORE_METHODS);
+
 export const schedulerOptionsSchema = strictObject({
-  store: z.optional(implementing<Store>('a Store', STORE_METHODS)),
+  store: z.optional(storeSchema),
   clock: z.optional(clockSchema),
   instanceId: z.optional(z.string({ error: 'must be a string' }).check(z.regex(INSTANCE_ID, 'must be 1 to 200 characters, no control characters'))),
   maxConcurrentRuns: z.optional(z.union([integerSchema(1), z.literal(Infinity)])),

@@ -432,8 +432,9 @@ export interface Store {
    * Optional: the runs of every job in `query.jobNames` (those with a status in
    * `query.statuses` when given) in one round trip, grouped by job in the order of
    * `jobNames`, each job's newest first as in `listRuns`. `scheduler.listJobs()` asks
-   * it for the active runs of `LIST_BATCH` jobs at a time; a store without it is
-   * asked `listRuns` once per job.
+   * it for the active runs of `LIST_BATCH` jobs at a time, the dashboard's jobs page
+   * for all the runs of the jobs it shows; a store without it is asked `listRuns`
+   * once per job.
    */
   listRunsOfJobs?(query: ListRunsOfJobsQuery): Promise<readonly RunRecord[]>;
   /** The index records of a fan-out run (indices started at least once), by index. */

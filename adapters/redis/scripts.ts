@@ -240,7 +240,7 @@ end
 return runs
 `);
 
-/** ARGV: jobName, ... The runs of every job named, in one consistent read (`listRunsOfJobs`). */
+/** ARGV: job names. Every run of each job, in one consistent read (the dashboard's jobs page). */
 export const LIST_RUNS_OF_JOBS = script(`
 local runs = {}
 for _, name in ipairs(ARGV) do
