@@ -116,7 +116,8 @@ export class PlanLoop {
       if (job !== undefined) this.#setDue(name, job, now);
     }
     this.#blocked.clear();
-    await this.wake();
+    // Not awaited: under a sustained burst the wake keeps planning, and the heartbeat must go on to renew leases.
+    void this.wake();
   }
 
   onNotification(notification: StoreNotification): void {
