@@ -10,7 +10,7 @@
 import * as z from 'zod/mini';
 import type { Clock } from './clock.js';
 import type { Draft } from './draft.js';
-import { MAX_DURATION_MS, parseDuration } from './duration.js';
+import { DURATION_FORMS, MAX_DURATION_MS, parseDuration } from './duration.js';
 import { describeValue, messageOf } from './errors.js';
 import { readInstant } from './instant.js';
 import { copyJsonValue } from './json-value.js';
@@ -43,15 +43,17 @@ export const nameSchema = storedNameSchema.check(
   }),
 );
 
-const DURATION_HINT = 'such as 500, "10s" or "1h30m", at most 100 years';
-
 function durationSchema(min = 0) {
   return z.pipe(
-    z.union([z.number(), z.string()], { error: 'must be a duration (milliseconds or a string like "10s")' }),
+    z.union([z.number(), z.string()], { error: `must be a duration: ${DURATION_FORMS}` }),
     z.transform((value: number | string, payload) => {
       const ms = parseDuration(value);
+      // Text that is no duration at all is told the forms; a duration out of range is told the range.
+      if (ms === undefined && typeof value === 'string' && parseDuration(value.replace(/^-/, '')) === undefined) {
+        return fail(payload, `is not a duration: use ${DURATION_FORMS}`);
+      }
       if (ms === undefined || ms < min) {
-        return fail(payload, min > 0 ? `must be a duration of at least ${min} ms, ${DURATION_HINT}` : `must be a non-negative duration ${DURATION_HINT}`);
+        return fail(payload, `must be a duration from ${min} ms to 100 years (${min === 0 ? 'not negative' : `at least ${min} ms`})`);
       }
       return ms;
     }),

@@ -38,6 +38,7 @@ import type {
   BackfillOptions,
   JobDefinition,
   JobInfo,
+  JsonData,
   ListRunsOptions,
   RunInfo,
   SchedulerOptions,
@@ -61,7 +62,11 @@ const STORE_RETRY_MS = 1_000;
 /** `start()` resolves after this long even if the store has not answered yet; the heartbeat goes on trying. */
 const START_WAIT_MS = 5_000;
 
-export class Scheduler extends EventEmitter<SchedulerEvents> {
+/**
+ * `Data`: the data type of the jobs, for the run records of events, `listRuns()` and
+ * `trigger()` (a union when jobs differ). @default JsonValue
+ */
+export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Data>> {
   readonly #rt: Runtime;
   readonly #jobs = new Map<string, NormalizedJob>();
   readonly #jobNames = new Set<string>();
@@ -129,7 +134,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
    * Throws a `ValidationError` at once on bad input. The job is written to the store
    * when the scheduler starts, or right away if it is running.
    */
-  register<Data extends JsonValue = JsonValue>(definition: JobDefinition<Data>): void {
+  register<JobData = Data>(definition: JobDefinition<JobData> & JsonData<NoInfer<JobData>>): void {
     const parsed = parseJobDefinition(definition as unknown as JobDefinition);
     const job = this.#telemetry === undefined ? parsed : { ...parsed, handler: this.#telemetry.wrap(parsed.handler) };
     if (this.#jobs.has(job.name)) {
@@ -173,7 +178,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   }
 
   /** Creates a manual run now. With an `idempotencyKey`, a repeated trigger returns the existing run. */
-  async trigger(name: string, options: TriggerOptions = {}): Promise<RunInfo> {
+  async trigger(name: string, options: TriggerOptions<Data> & JsonData<NoInfer<Data>> = {}): Promise<RunInfo<Data>> {
     parseInput(nameSchema, name, 'trigger(name)');
     const parsed = parseInput(triggerOptionsSchema, options, `trigger(${JSON.stringify(name)})`);
     const now = this.#rt.clock.now();
@@ -187,7 +192,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     if (result.outcome === 'missing-job') throw new JobNotFoundError(name);
     const run = toRunInfo(result.run);
     if (result.outcome === 'created') safeEmit(this, 'run:created', { run });
-    return run;
+    return run as RunInfo<Data>;
   }
 
   /**
@@ -217,14 +222,14 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   }
 
   /** The job's runs, newest first. */
-  async listRuns(name: string, options: ListRunsOptions = {}): Promise<RunInfo[]> {
+  async listRuns(name: string, options: ListRunsOptions = {}): Promise<RunInfo<Data>[]> {
     parseInput(storedNameSchema, name, 'listRuns(name)');
     const parsed = parseInput(listRunsOptionsSchema, options, `listRuns(${JSON.stringify(name)})`);
     const statuses = parsed.status === undefined ? undefined : Array.isArray(parsed.status) ? parsed.status : [parsed.status];
     const runs = await this.#rt.call('listRuns', () =>
       this.#rt.store.listRuns({ jobName: name, limit: parsed.limit, ...(statuses === undefined ? {} : { statuses }) }),
     );
-    return runs.map(toRunInfo);
+    return runs.map(toRunInfo) as RunInfo<Data>[];
   }
 
   /** The next `count` ticks of the job after now (a run created ahead of its tick is still to come). */
@@ -335,12 +340,14 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     Object.defineProperty(this, ERROR_SINK, { value: (error: Error) => log.error(error) });
     this.#telemetry?.observe(this);
     if (!log.enabled) return;
-    this.on('tick:missed', (event) => log.ticksMissed(event));
-    this.on('tick:skipped', (event) => log.tickSkipped(event));
-    this.on('run:retry', ({ run, error, index }) => {
+    // The log reads only the records' plain fields, never `data`: any `Data` will do.
+    const events = this as EventEmitter<SchedulerEvents>;
+    events.on('tick:missed', (event) => log.ticksMissed(event));
+    events.on('tick:skipped', (event) => log.tickSkipped(event));
+    events.on('run:retry', ({ run, error, index }) => {
       if (error.name === LEASE_EXPIRED_ERROR.name) log.runRecovered(run, index);
     });
-    this.on('run:failed', ({ run, error, reason }) => {
+    events.on('run:failed', ({ run, error, reason }) => {
       if (reason === 'pending-timeout') log.pendingTimeout(run);
       else log.runFailed(run, error, reason);
     });

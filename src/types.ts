@@ -10,7 +10,7 @@ import type { ConcurrencyPolicy, JsonValue, Lock, RunStatus, RunTrigger, Store }
 import type { TelemetryOptions } from './telemetry/telemetry.js';
 
 export type { ConcurrencyPolicy, JsonValue, RunStatus, RunTrigger } from './store.js';
-export type { Duration } from './duration.js';
+export type { Duration, DurationString, DurationUnit } from './duration.js';
 
 /**
  * An instant: a `Date`, milliseconds since the epoch (a fraction is truncated), or an
@@ -57,7 +57,7 @@ export interface RunInterval {
 }
 
 /** What a handler receives. */
-export interface RunContext<Data extends JsonValue = JsonValue> {
+export interface RunContext<Data = JsonValue> {
   /** Deterministic: `${job}.${unixSeconds(scheduledAt)}`, `${job}.manual.${key}` or `${job}.backfill.${unixSeconds}`. */
   readonly runId: string;
   readonly jobName: string;
@@ -82,9 +82,38 @@ export interface RunContext<Data extends JsonValue = JsonValue> {
   readonly data: Data | undefined;
 }
 
-export type JobHandler<Data extends JsonValue = JsonValue> = (ctx: RunContext<Data>) => unknown;
+export type JobHandler<Data = JsonValue> = (ctx: RunContext<Data>) => unknown;
 
-export interface JobDefinition<Data extends JsonValue = JsonValue> {
+/**
+ * `T` as JSON sees it: primitives and arrays as they are, an object (an `interface`
+ * without an index signature included) property by property, and `never` for what
+ * JSON cannot hold (a `Date`, a function, `undefined` values, a class with methods).
+ */
+export type JsonCompatible<T> = T extends string | number | boolean | null
+  ? T
+  : T extends (...args: never[]) => unknown
+    ? never
+    : T extends object
+      ? { [K in keyof T]: JsonCompatible<T[K]> }
+      : never;
+
+/**
+ * What `register()` and `trigger()` add to their input's type to accept only
+ * JSON-compatible `data`: nothing when `Data` is, and a `data` it cannot match (so
+ * the compiler names the property that is not JSON) when it is not.
+ */
+export type JsonData<Data> = [Data] extends [JsonValue]
+  ? unknown
+  : [Data] extends [JsonCompatible<Data>]
+    ? unknown
+    : { readonly data?: JsonCompatible<Data> };
+
+/**
+ * A job. `Data` is the type of its `data`, inferred from it or from the handler's
+ * `ctx` annotation: any JSON-compatible type, an `interface` without an index
+ * signature included (`register()` refuses, at compile time, data JSON cannot hold).
+ */
+export interface JobDefinition<Data = JsonValue> {
   /**
    * Unique per store: letters, digits, `-`, `_`, `.`; 1 to 200 characters; no
    * dot-separated part may be `manual` or `backfill` (they mark manual and backfill
@@ -168,7 +197,7 @@ export interface StopOptions {
   readonly abort?: boolean;
 }
 
-export interface TriggerOptions<Data extends JsonValue = JsonValue> {
+export interface TriggerOptions<Data = JsonValue> {
   /** JSON for this run instead of the job's `data` (`null` is a value: the run gets `null`). Copied at the call. */
   readonly data?: Data;
   /** A repeated trigger with the same key creates nothing new. */
@@ -207,8 +236,8 @@ export interface JobInfo {
   readonly skipped: number;
 }
 
-/** A run as the store knows it. */
-export interface RunInfo {
+/** A run as the store knows it; `Data` is its job's data type (see `Scheduler`). */
+export interface RunInfo<Data = JsonValue> {
   readonly id: string;
   readonly jobName: string;
   readonly scheduledAt: Date;
@@ -221,7 +250,8 @@ export interface RunInfo {
   readonly error?: { readonly name: string; readonly message: string };
   /** When a pending run may start (its next retry). */
   readonly readyAt: Date;
-  readonly data?: JsonValue;
+  /** A manual trigger's `data` (absent: the run uses its job's). */
+  readonly data?: Data;
   /** Fan-out runs only: indices succeeded and running, and failed attempts over the whole run. */
   readonly completions?: CompletionsInfo;
 }
