@@ -93,8 +93,8 @@ const jsonSchema = z.transform((value: unknown, payload): JsonValue => {
   return 'problem' in copy ? fail(payload, copy.problem.message, [...copy.problem.path]) : copy.value;
 });
 
-const policySchema = z.enum(['Allow', 'Forbid', 'Replace', 'CatchUp'], {
-  error: 'must be "Allow", "Forbid", "Replace" or "CatchUp"',
+const policySchema = z.enum(['Allow', 'Forbid', 'Replace', 'CatchUp', 'BufferOne'], {
+  error: 'must be "Allow", "Forbid", "Replace", "CatchUp" or "BufferOne"',
 });
 
 /** An integer from `min` to `max`, with the messages every count of the API shares. */
@@ -151,6 +151,10 @@ const jobSchema = strictObject({
     timeout: z.optional(durationSchema(1)),
     attemptTimeout: z.optional(durationSchema(1)),
     pendingTimeout: z.optional(durationSchema(1)),
+    startAt: z.optional(instantSchema),
+    endAt: z.optional(instantSchema),
+    jitter: z.optional(durationSchema()),
+    maxRuns: z.optional(integerSchema(1)),
     completions: z._default(indexCountSchema, 1),
     parallelism: z._default(indexCountSchema, 1),
     history: z.prefault(
@@ -169,6 +173,9 @@ const jobSchema = strictObject({
       if (typeof job.schedule === 'string') {
         const problem = cronProblem(job.schedule, job.timezone);
         if (problem !== undefined) ctx.addIssue({ code: 'custom', path: ['schedule'], message: `invalid cron expression: ${problem}` });
+      }
+      if (job.startAt !== undefined && job.endAt !== undefined && job.endAt < job.startAt) {
+        ctx.addIssue({ code: 'custom', path: ['endAt'], message: `must not be before startAt (${new Date(job.startAt).toISOString()})` });
       }
     }),
   );
@@ -211,6 +218,11 @@ export interface NormalizedJob {
   /** Present when `completions` > 1. */
   readonly fanOut?: FanOutSpec;
   readonly history: HistoryLimits;
+  readonly startAt?: number;
+  readonly endAt?: number;
+  /** Present when `jitter` is more than 0. */
+  readonly jitterMs?: number;
+  readonly maxRuns?: number;
   readonly data?: JsonValue;
   readonly handler: JobHandler;
 }
@@ -247,6 +259,10 @@ export function parseJobDefinition(input: JobDefinition<never> | JobDefinition):
   if (job.timeout !== undefined) normalized.timeoutMs = job.timeout;
   if (job.attemptTimeout !== undefined) normalized.attemptTimeoutMs = job.attemptTimeout;
   if (job.data !== undefined) normalized.data = job.data;
+  if (job.startAt !== undefined) normalized.startAt = job.startAt;
+  if (job.endAt !== undefined) normalized.endAt = job.endAt;
+  if (job.jitter !== undefined && job.jitter > 0) normalized.jitterMs = job.jitter;
+  if (job.maxRuns !== undefined) normalized.maxRuns = job.maxRuns;
   return normalized;
 }
 

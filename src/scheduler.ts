@@ -29,7 +29,7 @@ import {
   type NormalizedJob,
 } from './options.js';
 import { PlanLoop } from './plan-loop.js';
-import { firstBackfillTick, initialCursor } from './planner.js';
+import { firstBackfillTick, initialCursor, runsLeft } from './planner.js';
 import { manualRunId } from './run-id.js';
 import { createRuntime, type Runtime } from './runtime.js';
 import { batchesOf, sameSpec } from './store-rules.js';
@@ -136,7 +136,7 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
    */
   register<JobData = Data>(definition: JobDefinition<JobData> & JsonData<NoInfer<JobData>>): void {
     const parsed = parseJobDefinition(definition as unknown as JobDefinition);
-    const job = this.#telemetry === undefined ? parsed : { ...parsed, handler: this.#telemetry.wrap(parsed.handler) };
+    const job = this.#telemetry === undefined ? parsed : { ...parsed, handler: this.#telemetry.wrap(parsed.handler, parsed.jitterMs) };
     if (this.#jobs.has(job.name)) {
       throw new ValidationError(`register(${JSON.stringify(job.name)})`, [
         { path: 'name', message: 'is already registered in this scheduler (unregister it first)', value: job.name },
@@ -232,7 +232,10 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
     return runs.map(toRunInfo) as RunInfo<Data>[];
   }
 
-  /** The next `count` ticks of the job after now (a run created ahead of its tick is still to come). */
+  /**
+   * The next `count` ticks of the job after now (a run created ahead of its tick is
+   * still to come), within its `startAt`/`endAt` window and its `maxRuns`.
+   */
   async nextRuns(name: string, count: number): Promise<Date[]> {
     parseInput(storedNameSchema, name, 'nextRuns(name)');
     parseInput(countArgSchema, count, 'nextRuns(count)');
@@ -240,7 +243,8 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
     const schedule = this.#rt.schedules.of(record);
     const ticks: Date[] = [];
     let after = this.#rt.clock.now();
-    for (let i = 0; i < count; i += 1) {
+    const limit = Math.min(count, this.#ticksLeft(record, after));
+    for (let i = 0; i < limit; i += 1) {
       const tick = schedule.next(after);
       if (tick === undefined) break;
       ticks.push(new Date(tick));
@@ -410,8 +414,15 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
   async #jobInfo(record: JobRecord): Promise<JobInfo> {
     const active = await this.#rt.call('listRuns', () => this.#rt.store.listRuns({ jobName: record.name, statuses: ACTIVE_STATUSES }));
     // The tick after the cursor, unless the cursor is a tick still to come (its run was created ahead of it).
-    const nextAfter = Math.min(record.cursor, this.#rt.clock.now());
-    return toJobInfo(record, active, this.#rt.schedules.of(record).next(nextAfter));
+    const now = this.#rt.clock.now();
+    const next = this.#ticksLeft(record, now) > 0 ? this.#rt.schedules.of(record).next(Math.min(record.cursor, now)) : undefined;
+    return toJobInfo(record, active, next);
+  }
+
+  /** How many ticks after now may still run under `maxRuns`: a run created ahead of its tick is counted yet still to come. */
+  #ticksLeft(record: JobRecord, now: number): number {
+    const left = runsLeft(record);
+    return left === undefined ? Infinity : left + (record.cursor > now ? 1 : 0);
   }
 }
 
@@ -427,5 +438,9 @@ function toSpec(job: NormalizedJob): JobSpec {
   if (job.startingDeadlineMs !== undefined) spec.startingDeadlineMs = job.startingDeadlineMs;
   if (job.fanOut !== undefined) spec.fanOut = job.fanOut;
   if (job.pendingTimeoutMs !== undefined) spec.pendingTimeoutMs = job.pendingTimeoutMs;
+  if (job.startAt !== undefined) spec.startAt = job.startAt;
+  if (job.endAt !== undefined) spec.endAt = job.endAt;
+  if (job.jitterMs !== undefined) spec.jitterMs = job.jitterMs;
+  if (job.maxRuns !== undefined) spec.maxRuns = job.maxRuns;
   return spec;
 }

@@ -123,8 +123,37 @@ export interface JobDefinition<Data = JsonValue> {
   readonly schedule: ScheduleInput;
   /** IANA time zone the cron fields are read in. @default 'UTC' */
   readonly timezone?: string;
-  /** @default 'Allow' */
+  /**
+   * What a due tick does while a run of the job is active (see the README's "Which
+   * ticks run"). `BufferOne`: as `Forbid`, but the latest such tick waits (one at
+   * most; a later one replaces it, the replaced one reported missed) and runs as soon
+   * as the active run finishes. @default 'Allow'
+   */
   readonly concurrencyPolicy?: ConcurrencyPolicy;
+  /**
+   * No tick before this instant becomes a run. Changing it on re-registration applies
+   * to ticks after the cursor only. @default no start
+   */
+  readonly startAt?: Instant;
+  /**
+   * No tick after this instant (inclusive bound) becomes a run; once the last tick
+   * of the window is dealt with the job is finished (`nextRunAt` undefined,
+   * `finished: true`). At or after `startAt`. @default no end
+   */
+  readonly endAt?: Instant;
+  /**
+   * Each scheduled run becomes ready at its tick plus a delay in `[0, jitter)`,
+   * derived from the run ID (every instance agrees; planning again does not move it).
+   * `scheduledAt`, the run ID and `interval` stay nominal; the pending timeout counts
+   * from the ready time. Spreads jobs that share a tick. @default 0
+   */
+  readonly jitter?: Duration;
+  /**
+   * After this many scheduled runs the job is finished. Counted by the store with the
+   * cursor (across instances and restarts); manual and backfill runs do not count.
+   * @default no limit
+   */
+  readonly maxRuns?: number;
   /** A due tick older than `now − startingDeadline` when its run would be created is missed. */
   readonly startingDeadline?: Duration;
   /**
@@ -227,8 +256,20 @@ export interface JobInfo {
   /** The planning cursor: the latest tick dealt with (run, skipped or missed). */
   readonly lastScheduleTime?: Date;
   readonly lastSuccessfulTime?: Date;
-  /** The next tick after the cursor; undefined when the schedule has none (a one-off that ran). */
+  /** The next tick after the cursor; undefined when the job is finished. */
   readonly nextRunAt?: Date;
+  /**
+   * True when no tick is left to run: a one-off that ran, a window past its `endAt`, or
+   * `maxRuns` reached (a run created ahead of its tick still to come counts as left).
+   */
+  readonly finished: boolean;
+  /** Scheduled runs created over the job's life (what `maxRuns` counts). */
+  readonly scheduledRuns: number;
+  readonly startAt?: Date;
+  readonly endAt?: Date;
+  /** The job's jitter in milliseconds, when it has one. */
+  readonly jitterMs?: number;
+  readonly maxRuns?: number;
   /** IDs of pending and running runs. */
   readonly active: readonly string[];
   readonly succeeded: number;

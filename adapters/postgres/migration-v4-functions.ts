@@ -76,11 +76,17 @@ $fn$;
 `;
 }
 
-/** `schedule_run`, creating its run ready at `readyAt` (see `insertRun`); migration 7 redefines it. */
-export function scheduleRunFunction(n: SqlNames, readyAt: string): string {
+/**
+ * `schedule_run`, creating its run ready at `readyAt` (see `insertRun`); migration 7
+ * redefines it. Migration 8 adds `limits`: a `p_ready_at` argument (a new overload),
+ * the `maxRuns` refusal, `BufferOne` blocked like `CatchUp`, and `scheduled_runs` + 1
+ * with each created run.
+ */
+export function scheduleRunFunction(n: SqlNames, readyAt: string, limits = false): string {
   const s = n.schema;
+  const blocking = limits ? `v_job.concurrency_policy IN ('CatchUp', 'BufferOne')` : `v_job.concurrency_policy = 'CatchUp'`;
   return `CREATE OR REPLACE FUNCTION ${s}.schedule_run(p_job text, p_expected bigint, p_cursor bigint, p_run_id text,
-    p_scheduled_at bigint, p_trigger text, p_data json, p_now bigint)
+    p_scheduled_at bigint, p_trigger text, p_data json, p_now bigint${limits ? ', p_ready_at bigint' : ''})
   RETURNS json LANGUAGE plpgsql AS $fn$
 DECLARE v_job ${s}.jobs; v_run ${s}.runs; v_active text[]; v_cancel ${s}.runs; v_cancelled json[] := '{}';
 BEGIN
@@ -97,7 +103,10 @@ BEGIN
   IF FOUND THEN
     ${advance(s)}
     RETURN json_build_object('outcome', 'exists', 'job', ${s}.job_json(v_job), 'run', ${s}.run_json(v_run));
-  END IF;
+  END IF;${limits ? `
+  IF v_job.max_runs IS NOT NULL AND v_job.scheduled_runs >= v_job.max_runs THEN
+    RETURN json_build_object('outcome', 'conflict', 'job', ${s}.job_json(v_job));
+  END IF;` : ''}
   SELECT COALESCE(array_agg(a.id ORDER BY a.created_at, a.scheduled_at, a.id), '{}') INTO v_active
     FROM ${s}.runs a WHERE a.job_name = p_job AND a.status IN ('pending', 'running');
   IF cardinality(v_active) > 0 AND v_job.concurrency_policy = 'Forbid' THEN
@@ -105,7 +114,7 @@ BEGIN
       WHERE name = p_job RETURNING * INTO v_job;
     RETURN json_build_object('outcome', 'skipped', 'job', ${s}.job_json(v_job), 'active', to_json(v_active));
   END IF;
-  IF cardinality(v_active) > 0 AND v_job.concurrency_policy = 'CatchUp' THEN
+  IF cardinality(v_active) > 0 AND ${blocking} THEN
     RETURN json_build_object('outcome', 'blocked', 'job', ${s}.job_json(v_job), 'active', to_json(v_active));
   END IF;
   IF cardinality(v_active) > 0 AND v_job.concurrency_policy = 'Replace' THEN
@@ -125,7 +134,8 @@ BEGIN
     END IF;
     RETURN json_build_object('outcome', 'exists', 'job', ${s}.job_json(v_job), 'run', ${s}.run_json(v_run));
   END IF;
-  ${advance(s)}
+  ${limits ? `UPDATE ${s}.jobs SET scheduled_runs = scheduled_runs + 1, cursor_at = p_cursor, last_schedule_time = p_cursor
+    WHERE name = p_job RETURNING * INTO v_job;` : advance(s)}
   IF cardinality(v_cancelled) > 0 THEN
     PERFORM ${s}.settle_history(v_job, 'cancelled', cardinality(v_cancelled), p_now);
   END IF;
@@ -136,6 +146,25 @@ END
 $fn$;
 
 `;
+}
+
+/** `job_json`: a job row as the contract's record; migration 8 adds `extra` (`, 'key', value` pairs). */
+export function jobJsonFunction(n: SqlNames, extra = ''): string {
+  const s = n.schema;
+  return `CREATE OR REPLACE FUNCTION ${s}.job_json(j ${s}.jobs) RETURNS json LANGUAGE sql IMMUTABLE AS $fn$
+  SELECT json_build_object(
+    'name', j.name, 'schedule', j.schedule, 'timezone', j.timezone,
+    'concurrencyPolicy', j.concurrency_policy, 'startingDeadlineMs', j.starting_deadline_ms,
+    'fanOut', CASE WHEN j.fan_out_completions IS NULL THEN NULL
+                   ELSE json_build_object('completions', j.fan_out_completions, 'parallelism', j.fan_out_parallelism,
+                     'retryLimit', j.fan_out_retry_limit) END,
+    'pendingTimeoutMs', j.pending_timeout_ms,
+    'history', json_strip_nulls(json_build_object('succeeded', j.history_succeeded, 'failed', j.history_failed,
+                 'ttlMs', j.history_ttl_ms)),
+    'suspended', j.suspended, 'createdAt', j.created_at, 'cursor', j.cursor_at,
+    'lastScheduleTime', j.last_schedule_time, 'lastSuccessfulTime', j.last_successful_time,
+    'succeeded', j.succeeded, 'failed', j.failed, 'skipped', j.skipped, 'backfills', j.backfills${extra})
+$fn$;`;
 }
 
 export const FUNCTIONS_V4_MIGRATION = (n: SqlNames): string => {
@@ -170,20 +199,7 @@ CREATE FUNCTION ${s}.index_json(i ${s}.run_indices) RETURNS json LANGUAGE sql IM
     'owner', i.owner, 'leaseUntil', i.lease_until, 'fence', i.fence)
 $fn$;
 
-CREATE OR REPLACE FUNCTION ${s}.job_json(j ${s}.jobs) RETURNS json LANGUAGE sql IMMUTABLE AS $fn$
-  SELECT json_build_object(
-    'name', j.name, 'schedule', j.schedule, 'timezone', j.timezone,
-    'concurrencyPolicy', j.concurrency_policy, 'startingDeadlineMs', j.starting_deadline_ms,
-    'fanOut', CASE WHEN j.fan_out_completions IS NULL THEN NULL
-                   ELSE json_build_object('completions', j.fan_out_completions, 'parallelism', j.fan_out_parallelism,
-                     'retryLimit', j.fan_out_retry_limit) END,
-    'pendingTimeoutMs', j.pending_timeout_ms,
-    'history', json_strip_nulls(json_build_object('succeeded', j.history_succeeded, 'failed', j.history_failed,
-                 'ttlMs', j.history_ttl_ms)),
-    'suspended', j.suspended, 'createdAt', j.created_at, 'cursor', j.cursor_at,
-    'lastScheduleTime', j.last_schedule_time, 'lastSuccessfulTime', j.last_successful_time,
-    'succeeded', j.succeeded, 'failed', j.failed, 'skipped', j.skipped, 'backfills', j.backfills)
-$fn$;
+${jobJsonFunction(n)}
 
 -- nextWaitingIndex: the waiting index a claim takes (earliest ready, ties by lowest index), or NULLs.
 -- Claims take never-started indices lowest first (they all tie, ready from the run's creation), so

@@ -16,6 +16,7 @@ import { FUNCTIONS_V4_MIGRATION } from './migration-v4-functions.js';
 import { UPSERT_JOBS_V5_MIGRATION } from './migration-v5-upsert-jobs.js';
 import { PRUNE_BY_KEY_V6_MIGRATION } from './migration-v6-prune-by-key.js';
 import { PLAN_AHEAD_V7_MIGRATION } from './migration-v7-plan-ahead.js';
+import { SCHEDULE_OPTIONS_V8_MIGRATION } from './migration-v8-schedule-options.js';
 import type { SqlNames } from './sql.js';
 
 export interface Migration {
@@ -97,6 +98,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 5, name: 'batch job upserts', sql: UPSERT_JOBS_V5_MIGRATION },
   { version: 6, name: 'history pruning by primary key', sql: PRUNE_BY_KEY_V6_MIGRATION },
   { version: 7, name: 'runs created ahead of their tick', sql: PLAN_AHEAD_V7_MIGRATION },
+  { version: 8, name: 'schedule options: window, jitter, maxRuns, BufferOne', sql: SCHEDULE_OPTIONS_V8_MIGRATION },
 ];
 
 /** The single statement that brings a schema up to date; safe to run concurrently and repeatedly. */

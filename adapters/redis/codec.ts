@@ -84,13 +84,14 @@ export function upsertArgs(input: UpsertJobInput): string[] {
     optional(spec.fanOut?.completions),
     optional(spec.fanOut?.parallelism),
     optional(spec.fanOut?.retryLimit),
+    optional(spec.maxRuns),
     num(input.now),
     num(input.initialCursor),
     input.suspended === undefined ? '' : input.suspended ? '1' : '0',
   ];
 }
 
-/** The script arguments describing a new run: id, jobName, scheduledAt, trigger, hasData, data. */
+/** The script arguments describing a new run: id, jobName, scheduledAt, trigger, hasData, data (`SCHEDULE_RUN` takes `readyAt` after them). */
 export function newRunArgs(run: NewRun): string[] {
   return [
     run.id,
@@ -147,6 +148,7 @@ export function decodeJob(value: unknown): JobRecord {
     succeeded: Number(map.get('succeeded') ?? 0),
     failed: Number(map.get('failed') ?? 0),
     skipped: Number(map.get('skipped') ?? 0),
+    scheduledRuns: Number(map.get('scheduledRuns') ?? 0),
     backfills: asArray(backfills, 'job backfills').map(decodeBackfill),
   });
   assignNumber(job, map, 'lastScheduleTime');

@@ -2,7 +2,8 @@
  * The store conformance suite: one call registers the tests (vitest, jest, ...) that prove a store
  * against the contract in `src/store.ts` (atomic create, cursor compare-and-set,
  * policies, leases, fencing, recovery, history pruning, backfills, notifications,
- * the lock, fan-out runs and their indices, pending timeouts and history TTL).
+ * the lock, fan-out runs and their indices, pending timeouts and history TTL, the
+ * schedule options: window, jitter and maxRuns, the run count, BufferOne).
  * Every test gets a fresh store from the factory, so a factory that hands each
  * store its own namespace (key prefix, schema) lets suites run in parallel
  * against one server.
@@ -13,6 +14,7 @@ import { fanOutRunTests } from './fan-out-runs.js';
 import { fanOutTests } from './fan-out.js';
 import { fixture, type StoreConformanceOptions } from './fixtures.js';
 import { planningTests } from './planning.js';
+import { scheduleOptionTests } from './schedule-options.js';
 
 export type { ConformanceAssertion, ConformanceTestApi, StoreConformanceOptions } from './fixtures.js';
 
@@ -28,6 +30,7 @@ export function storeConformance(name: string, options: StoreConformanceOptions)
   const fx = fixture(options);
   options.describe(`${name}: store conformance`, () => {
     planningTests(fx);
+    scheduleOptionTests(fx);
     executionTests(fx);
     fanOutTests(fx);
     fanOutRunTests(fx);
