@@ -1,7 +1,7 @@
 /**
  * The Postgres store: jobs, cursors, runs and leases in one schema, shared by every
  * instance that points at it. Each atomic contract method is ONE statement, a call
- * of a function created by the migrations (see `migration-functions.ts`), so it
+ * of a function created by the migrations (see `migration-v1-schema.ts`), so it
  * works through any pool, PGlite or a transaction-mode pooler. Instants are bigint
  * epoch milliseconds handed in by the core; the SQL never reads a clock. The hot
  * calls (runs created, scheduled, claimed, renewed, finished) go through a
@@ -54,7 +54,7 @@ function dataParam(run: NewRun): string | null {
   return run.data === undefined ? null : JSON.stringify(run.data);
 }
 
-/** One element of `upsert_jobs`' batch (see `migration-v5-upsert-jobs.ts`); `null` for an absent value. */
+/** One element of `upsert_jobs`' batch (see `upsert_jobs` in `migration-v1-schema.ts`); `null` for an absent value. */
 function upsertParam(input: UpsertJobInput): Record<string, unknown> {
   const { spec } = input;
   return {
