@@ -33,7 +33,7 @@ import { firstBackfillTick, initialCursor, runsLeft } from './planner.js';
 import { manualRunId } from './run-id.js';
 import { createRuntime, type Runtime } from './runtime.js';
 import { batchesOf, sameSpec } from './store-rules.js';
-import { ACTIVE_STATUSES, LEASE_EXPIRED_ERROR, UPSERT_BATCH, type JobRecord, type JobSpec, type JsonValue, type RunRecord, type Store, type UpsertJobInput } from './store.js';
+import { ACTIVE_STATUSES, LEASE_EXPIRED_ERROR, LIST_BATCH, UPSERT_BATCH, type JobRecord, type JobSpec, type JsonValue, type RunRecord, type Store, type UpsertJobInput } from './store.js';
 import type {
   BackfillOptions,
   JobDefinition,
@@ -217,8 +217,19 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
   }
 
   async listJobs(): Promise<JobInfo[]> {
-    const records = await this.#rt.call('listJobs', () => this.#rt.store.listJobs());
-    return Promise.all(records.map((record) => this.#jobInfo(record)));
+    const { store, call } = this.#rt;
+    const records = await call('listJobs', () => store.listJobs());
+    if (store.listActiveRuns === undefined) return Promise.all(records.map((record) => this.#jobInfo(record)));
+    // 1 + N / LIST_BATCH store calls instead of 1 + N: the active runs of LIST_BATCH jobs at a time.
+    const active = new Map<string, RunRecord[]>();
+    for (const names of batchesOf(records.map((record) => record.name), LIST_BATCH)) {
+      for (const run of await call('listActiveRuns', () => store.listActiveRuns!(names))) {
+        const runs = active.get(run.jobName);
+        if (runs === undefined) active.set(run.jobName, [run]);
+        else runs.push(run);
+      }
+    }
+    return records.map((record) => this.#toJobInfo(record, active.get(record.name) ?? []));
   }
 
   /** The job's runs, newest first. */
@@ -385,7 +396,10 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
         if (job.suspend !== undefined) input.suspended = job.suspend;
         return input;
       });
+      // The planner plans the records the write returns rather than reading each job back on its notification.
+      const token = this.#planLoop.expectWrites(batch.map(({ job }) => job.name));
       const results = await io('upsertJobs', () => store.upsertJobs(inputs));
+      this.#planLoop.adopt(token, results?.map((result) => result.job));
       if (results === undefined) return; // reported; the next heartbeat retries
       for (const { job } of batch) if (this.#jobs.get(job.name) === job) this.#unsynced.delete(job.name);
       for (const { cancelled } of results) this.#reportSuspended(cancelled ?? []);
@@ -413,6 +427,10 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
 
   async #jobInfo(record: JobRecord): Promise<JobInfo> {
     const active = await this.#rt.call('listRuns', () => this.#rt.store.listRuns({ jobName: record.name, statuses: ACTIVE_STATUSES }));
+    return this.#toJobInfo(record, active);
+  }
+
+  #toJobInfo(record: JobRecord, active: readonly RunRecord[]): JobInfo {
     // The tick after the cursor, unless the cursor is a tick still to come (its run was created ahead of it).
     const now = this.#rt.clock.now();
     const next = this.#ticksLeft(record, now) > 0 ? this.#rt.schedules.of(record).next(Math.min(record.cursor, now)) : undefined;

@@ -257,6 +257,9 @@ export type StoreNotification =
   /** A job was created, changed, suspended, resumed, removed, or given a backfill. */
   | { readonly type: 'job-changed'; readonly jobName: string };
 
+/** How many job names `scheduler.listJobs()` hands `Store.listActiveRuns` at once. */
+export const LIST_BATCH = 1_000;
+
 export interface Store {
   /** Creates tables / loads scripts (idempotent, safe to race). Called by the scheduler on start. */
   init(): Promise<void>;
@@ -414,6 +417,13 @@ export interface Store {
 
   getRun(id: string): Promise<RunRecord | undefined>;
   listRuns(query: ListRunsQuery): Promise<readonly RunRecord[]>;
+  /**
+   * Optional: the active (`pending` or `running`) runs of each job in `jobNames`, each
+   * job's newest first (`listRuns`' order), the jobs in any order; a name without
+   * runs or without a job adds nothing. `scheduler.listJobs()` asks it once per
+   * `LIST_BATCH` jobs; a store without it is asked `listRuns` once per job.
+   */
+  listActiveRuns?(jobNames: readonly string[]): Promise<readonly RunRecord[]>;
   /** The index records of a fan-out run (indices started at least once), by index. */
   listIndices(runId: string): Promise<readonly IndexRecord[]>;
 

@@ -365,6 +365,17 @@ export class PostgresStore implements Store {
     return rows.map((row) => toRun(row.result));
   }
 
+  /** One statement per call, along `runs_active_idx`. */
+  async listActiveRuns(jobNames: readonly string[]): Promise<readonly RunRecord[]> {
+    const rows = await this.#db.rows(
+      `SELECT ${this.#s}.run_json(r) AS result FROM ${this.#s}.runs r
+       WHERE r.job_name = ANY ($1::text[]) AND r.status IN ('pending', 'running')
+       ORDER BY r.job_name, r.created_at DESC, r.scheduled_at DESC, r.id DESC`,
+      [[...jobNames]],
+    );
+    return rows.map((row) => toRun(row.result));
+  }
+
   async listIndices(runId: string): Promise<readonly IndexRecord[]> {
     const rows = await this.#db.rows(
       `SELECT ${this.#s}.index_json(i) AS result FROM ${this.#s}.run_indices i WHERE i.run_id = $1 ORDER BY i.idx`,

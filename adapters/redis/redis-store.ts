@@ -7,7 +7,7 @@
  * themselves.
  */
 import { StoreError } from '../../src/errors.js';
-import { batchesOf, compareNewestFirst, compareReadyOrder } from '../../src/store-rules.js';
+import { batchesOf, compareNewestFirst, compareReadyOrder, isActive } from '../../src/store-rules.js';
 import {
   LEASE_EXPIRED_ERROR,
   PENDING_TIMEOUT_ERROR,
@@ -335,6 +335,14 @@ export class RedisStore implements Store {
       .filter((run) => statuses === undefined || statuses.includes(run.status))
       .sort(compareNewestFirst);
     return limit === undefined ? runs : runs.slice(0, Math.max(0, limit));
+  }
+
+  /** One script call for all the jobs' runs (their sets, as `listRuns` reads one). */
+  async listActiveRuns(jobNames: readonly string[]): Promise<readonly RunRecord[]> {
+    if (jobNames.length === 0) return [];
+    return decodeRuns(await this.#run(lua.LIST_JOBS_RUNS, jobNames))
+      .filter((run) => isActive(run.status))
+      .sort((a, b) => (a.jobName < b.jobName ? -1 : a.jobName > b.jobName ? 1 : compareNewestFirst(a, b)));
   }
 
   async listIndices(runId: string): Promise<readonly IndexRecord[]> {

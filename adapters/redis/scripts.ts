@@ -241,9 +241,21 @@ end
 return runs
 `);
 
+/** The runs of every job named in ARGV (`listActiveRuns` filters them). */
+export const LIST_JOBS_RUNS = script(`
+local runs = {}
+for _, name in ipairs(ARGV) do
+  for _, id in ipairs(redis.call('SMEMBERS', runsKey(name))) do
+    local run = runReply(id)
+    if #run > 0 then table.insert(runs, run) end
+  end
+end
+return runs
+`);
+
 /** Every store script, for `init()` to load. */
 export const STORE_SCRIPTS: readonly string[] = [
-  INIT, UPSERT_JOBS, GET_JOB, LIST_JOBS, REMOVE_JOB, SET_SUSPENDED, ADD_BACKFILL, FIND_READY_RUNS, LIST_RUNS,
+  INIT, UPSERT_JOBS, GET_JOB, LIST_JOBS, REMOVE_JOB, SET_SUSPENDED, ADD_BACKFILL, FIND_READY_RUNS, LIST_RUNS, LIST_JOBS_RUNS,
   ...[SCHEDULE_RUN, CREATE_RUN, SCHEDULE_BACKFILL_RUN].flatMap(({ lua, batch }) => [lua, batch]),
   ...RUN_SCRIPTS,
 ];

@@ -3,17 +3,16 @@
  * timers; every query takes its reference instant (epoch milliseconds).
  */
 import { ValidationError } from '../errors.js';
-import type { ScheduleSpec } from '../store.js';
 import { parseCron } from './cron.js';
 import { CronSchedule } from './cron-schedule.js';
 import { IntervalSchedule } from './interval.js';
 import { Memo } from './memo.js';
 import { OneOffSchedule } from './one-off.js';
-import type { Schedule } from './types.js';
+import type { Schedule, ScheduleSpec } from './types.js';
 import { ZoneCache } from './zone.js';
 
 export type { Schedule } from './types.js';
-export type { ScheduleSpec } from '../store.js';
+export type { ScheduleSpec } from './types.js';
 
 // Shared across schedules, because both are pure functions of their key: a zone's transitions
 // are tzdata facts, found once (see zone.ts), and a parsed expression depends only on its text.

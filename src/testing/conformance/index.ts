@@ -3,7 +3,8 @@
  * against the contract in `src/store.ts` (atomic create, cursor compare-and-set,
  * policies, leases, fencing, recovery, history pruning, backfills, notifications,
  * the lock, fan-out runs and their indices, pending timeouts and history TTL, the
- * schedule options: window, jitter and maxRuns, the run count, BufferOne).
+ * optional batch read, the schedule options: window, jitter and maxRuns, the run
+ * count, BufferOne).
  * Every test gets a fresh store from the factory, so a factory that hands each
  * store its own namespace (key prefix, schema) lets suites run in parallel
  * against one server.
@@ -14,6 +15,7 @@ import { fanOutRunTests } from './fan-out-runs.js';
 import { fanOutTests } from './fan-out.js';
 import { fixture, type StoreConformanceOptions } from './fixtures.js';
 import { planningTests } from './planning.js';
+import { readTests } from './reads.js';
 import { scheduleOptionTests } from './schedule-options.js';
 
 export type { ConformanceAssertion, ConformanceTestApi, StoreConformanceOptions } from './fixtures.js';
@@ -35,5 +37,6 @@ export function storeConformance(name: string, options: StoreConformanceOptions)
     fanOutTests(fx);
     fanOutRunTests(fx);
     expiryTests(fx);
+    readTests(fx);
   });
 }
