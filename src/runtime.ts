@@ -84,7 +84,7 @@ type ScheduleSource = Pick<JobRecord, 'schedule' | 'timezone' | 'createdAt' | 's
 export class ScheduleCache {
   readonly #compiled = new Map<string, Schedule>();
   /** Records of one job share their `schedule` object until the spec changes: a look-up without building a key. */
-  readonly #bySpec = new WeakMap<object, { readonly source: ScheduleSource; readonly schedule: Schedule }>();
+  readonly #bySpec = new WeakMap<object, Known>();
 
   /** The job's ticks, cut to its `startAt`/`endAt` window. */
   of(job: ScheduleSource): Schedule {
@@ -92,15 +92,15 @@ export class ScheduleCache {
     // Only an unanchored `every` depends on the job's creation: records of other jobs that share a spec share its schedule.
     if (
       known !== undefined &&
-      known.source.timezone === job.timezone &&
-      known.source.startAt === job.startAt &&
-      known.source.endAt === job.endAt &&
-      (known.source.createdAt === job.createdAt || !isUnanchored(job.schedule))
+      known.timezone === job.timezone &&
+      known.startAt === job.startAt &&
+      known.endAt === job.endAt &&
+      (known.createdAt === job.createdAt || !isUnanchored(job.schedule))
     ) {
       return known.schedule;
     }
     const schedule = this.#compile(job);
-    this.#bySpec.set(job.schedule, { source: { schedule: job.schedule, timezone: job.timezone, createdAt: job.createdAt, ...window(job) }, schedule });
+    this.#bySpec.set(job.schedule, { timezone: job.timezone, createdAt: job.createdAt, startAt: job.startAt, endAt: job.endAt, schedule });
     return schedule;
   }
 
@@ -118,11 +118,13 @@ export class ScheduleCache {
   }
 }
 
-function window(job: ScheduleSource): Pick<JobRecord, 'startAt' | 'endAt'> {
-  const bounds: { startAt?: number; endAt?: number } = {};
-  if (job.startAt !== undefined) bounds.startAt = job.startAt;
-  if (job.endAt !== undefined) bounds.endAt = job.endAt;
-  return bounds;
+/** What a job's compiled schedule was built from, besides its spec object (the WeakMap's key). */
+interface Known {
+  readonly timezone: string;
+  readonly createdAt: number;
+  readonly startAt: number | undefined;
+  readonly endAt: number | undefined;
+  readonly schedule: Schedule;
 }
 
 /** What a compiled schedule depends on: a cron's zone, an unanchored `every`'s default anchor. */
