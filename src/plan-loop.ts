@@ -239,6 +239,13 @@ export class PlanLoop {
   async #planJob(name: string, job: PlannedJob): Promise<void> {
     const { clock, io, store } = this.#rt;
     for (let step = 0; step < MAX_STEPS_PER_WAKE && this.#jobs.get(name) === job && this.#leaseValid(); step += 1) {
+      // A backlog (CatchUp after an outage, a backfill) on a store that answers at once is a chain of
+      // microtasks: it goes in slices, each ended by a turn of the event loop.
+      const pause = this.#rt.pacer.step();
+      if (pause !== undefined) {
+        await pause;
+        if (this.#jobs.get(name) !== job || !this.#leaseValid()) return;
+      }
       const record = job.record;
       if (record.suspended) return;
       const now = clock.now();

@@ -13,6 +13,8 @@ import { systemClock, wholeMillisecondClock, type TimerHandle } from './clock.js
 import type { Draft } from './draft.js';
 import { JobNotFoundError, TickworkError, ValidationError } from './errors.js';
 import { ERROR_SINK, safeEmit, type SchedulerEvents } from './events.js';
+import { calledFromHandler } from './attempt.js';
+import { checkBackfillSize } from './backfill.js';
 import { Executor } from './executor.js';
 import { HealthMonitor, type Health } from './health.js';
 import { Log } from './logging.js';
@@ -24,6 +26,7 @@ import {
   nameSchema,
   parseJobDefinition,
   schedulerOptionsSchema,
+  stopOptionsSchema,
   storedNameSchema,
   triggerOptionsSchema,
   type NormalizedJob,
@@ -51,6 +54,12 @@ import { toJobInfo, toRunInfo } from './views.js';
 
 type State = 'idle' | 'running' | 'stopping';
 
+/** A queued sync; `jobs` is set when it is closed (another write was queued after it). */
+interface OpenSync {
+  done: Promise<void>;
+  jobs: NormalizedJob[] | undefined;
+}
+
 /** Above this many pending registrations, a sync reads every stored job first to skip the unchanged ones. */
 const LIST_BEFORE_SYNC = 64;
 /**
@@ -72,6 +81,14 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
   readonly #jobNames = new Set<string>();
   /** Registrations not yet written to the store (before start, or after a failed write). */
   readonly #unsynced = new Set<string>();
+  /**
+   * This scheduler's writes of job definitions (syncs and removals), one at a time in
+   * the order they were asked for: a `remove()` after a `register()` deletes what the
+   * registration wrote, never races it (a pooled store may run two calls in any order).
+   */
+  #jobWrites: Promise<unknown> = Promise.resolve();
+  /** The last write queued, when it is a sync: later registrations join it until another write is queued. */
+  #openSync: OpenSync | undefined;
   readonly #planLoop: PlanLoop;
   readonly #executor: Executor;
   readonly #telemetry: Telemetry | undefined;
@@ -156,10 +173,14 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
     return this.#jobs.delete(name);
   }
 
-  /** Unregisters the job and deletes its state and history from the store. Resolves false if the store did not have it. */
+  /**
+   * Unregisters the job and deletes its state and history from the store, after any
+   * write of it this scheduler has on its way (a `register()` on a running scheduler
+   * writes at once). Resolves false if the store did not have it.
+   */
   async remove(name: string): Promise<boolean> {
     this.unregister(name);
-    return this.#rt.call('removeJob', () => this.#rt.store.removeJob(name));
+    return this.#writeJobs(() => this.#rt.call('removeJob', () => this.#rt.store.removeJob(name)));
   }
 
   /**
@@ -197,14 +218,18 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
 
   /**
    * Records a backfill: a run for every tick in `[from, to]`, oldest first, one at a
-   * time. Resolves once recorded, not when its runs finish.
+   * time. Resolves once recorded, not when its runs finish. A range of more than
+   * `MAX_BACKFILL_RUNS` (100,000) ticks is a `ValidationError` (path `to`), and
+   * nothing is written.
    */
   async backfill(name: string, options: BackfillOptions): Promise<void> {
     parseInput(nameSchema, name, 'backfill(name)');
     const range = parseInput(backfillOptionsSchema, options, `backfill(${JSON.stringify(name)})`);
     const record = await this.#requireJob(name);
-    const first = firstBackfillTick(this.#rt.schedules.of(record), range.from, range.to);
+    const schedule = this.#rt.schedules.of(record);
+    const first = firstBackfillTick(schedule, range.from, range.to);
     if (first === undefined) return;
+    await checkBackfillSize(name, options, schedule, first, range.to, this.#rt.pacer);
     const id = `${this.#rt.clock.now()}-${randomUUID().slice(0, 8)}`;
     const job = await this.#rt.call('addBackfill', () => this.#rt.store.addBackfill({ jobName: name, range: { id, next: first, to: range.to } }));
     if (job === undefined) throw new JobNotFoundError(name);
@@ -284,13 +309,26 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
 
   /**
    * Stops planning and claiming, then waits for running handlers. With `abort`, their
-   * signals abort (`'shutdown'`) and their runs are released to other instances.
+   * signals abort (`'shutdown'`) at once, with `timeout` once it has passed; an aborted
+   * handler's run is released to other instances, after `SHUTDOWN_GRACE_MS` at the
+   * latest. Called from a handler, it does not wait for that handler (which waits for
+   * it). Rejects with a `ValidationError` on bad options.
    */
   stop(options: StopOptions = {}): Promise<void> {
-    if (this.#state !== 'running') return this.#stopping ?? Promise.resolve();
-    this.#state = 'stopping';
+    let parsed: { abort?: boolean | undefined; timeout?: number | undefined };
+    try {
+      parsed = parseInput(stopOptionsSchema, options, 'stop()');
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (this.#state === 'idle') return Promise.resolve();
+    // A handler that waits for stop() cannot finish before it: stop() does not wait for it.
+    if (calledFromHandler()) this.#executor.callerOfStop();
     // Claiming stops now, before anything below waits: no handler starts after stop() was called.
-    const drained = this.#executor.stop(options.abort === true);
+    // While stopping, a later call can only bring the abort forward.
+    const drained = this.#executor.stop(parsed.abort === true ? 0 : parsed.timeout);
+    if (this.#state === 'stopping') return this.#stopping ?? Promise.resolve();
+    this.#state = 'stopping';
     this.#stopping = (async () => {
       await this.#heartbeat;
       await this.#planLoop.stop();
@@ -368,28 +406,62 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
     });
   }
 
+  /** Queues `work` behind this scheduler's other job writes; a sync still open is closed on what is pending now. */
+  #writeJobs<T>(work: () => Promise<T>): Promise<T> {
+    const open = this.#openSync;
+    if (open !== undefined) {
+      // What is registered from here on is written by a sync queued after `work`, never before it.
+      open.jobs = this.#pendingJobs();
+      this.#openSync = undefined;
+    }
+    const result = this.#jobWrites.then(work);
+    this.#jobWrites = result.catch(() => {});
+    return result;
+  }
+
+  /** Writes pending registrations, in turn with removals (see `#jobWrites`). */
+  #sync(): Promise<void> {
+    if (this.#openSync !== undefined) return this.#openSync.done;
+    const sync: OpenSync = { done: Promise.resolve(), jobs: undefined };
+    sync.done = this.#writeJobs(() => {
+      if (this.#openSync === sync) this.#openSync = undefined;
+      return this.#syncNow(sync.jobs ?? this.#pendingJobs());
+    });
+    this.#openSync = sync;
+    return sync.done;
+  }
+
+  #pendingJobs(): NormalizedJob[] {
+    const jobs: NormalizedJob[] = [];
+    for (const name of this.#unsynced) {
+      const job = this.#jobs.get(name);
+      if (job !== undefined) jobs.push(job);
+    }
+    return jobs;
+  }
+
   /** Initializes the store once and writes pending registrations; what fails stays pending for the next heartbeat. */
-  async #sync(): Promise<void> {
+  async #syncNow(pending: readonly NormalizedJob[]): Promise<void> {
     const { io, store, clock } = this.#rt;
     if (!this.#initialized) this.#initialized = (await io('init', () => store.init().then(() => true))) === true;
     if (!this.#initialized) return;
-    const pending = [...this.#unsynced];
     // Many registrations at once (a start or a restart): read the store once and write only what differs,
     // so restarting an unchanged fleet of 100,000 jobs is one read, not 100,000 commits.
     const stored = pending.length > LIST_BEFORE_SYNC ? await io('listJobs', () => store.listJobs()) : undefined;
     const current = new Map(stored?.map((record) => [record.name, record]));
     const changed: { job: NormalizedJob; spec: JobSpec }[] = [];
-    for (const name of pending) {
-      const job = this.#jobs.get(name);
-      if (job === undefined) continue;
-      const record = current.get(name);
+    for (const job of pending) {
+      const record = current.get(job.name);
       const spec = toSpec(job);
       if (record !== undefined && sameSpec(record, spec) && (job.suspend === undefined || job.suspend === record.suspended)) {
-        this.#unsynced.delete(name);
+        if (this.#jobs.get(job.name) === job) this.#unsynced.delete(job.name);
       } else changed.push({ job, spec });
     }
     // What differs goes in batches: with a networked store, one round-trip per UPSERT_BATCH jobs.
-    for (const batch of batchesOf(changed, UPSERT_BATCH)) {
+    for (const all of batchesOf(changed, UPSERT_BATCH)) {
+      // Unregistered or registered again meanwhile: not written (a later sync writes the new definition).
+      const batch = all.filter(({ job }) => this.#jobs.get(job.name) === job);
+      if (batch.length === 0) continue;
       const now = clock.now();
       const inputs = batch.map(({ job, spec }): UpsertJobInput => {
         const input: Draft<UpsertJobInput> = { spec, now, initialCursor: initialCursor(job.schedule, now) };

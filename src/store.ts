@@ -429,6 +429,18 @@ export interface Store {
 
   /** Subscribes to notifications from every instance sharing the store; returns the unsubscribe function. */
   watch(listener: (notification: StoreNotification) => void): () => void;
+  /**
+   * Optional. Resolves once every notification of the calls through this store that
+   * have resolved so far has been handed to its watchers (at once when nobody
+   * watches; after a short real-time wait at most when the subscription is down, as
+   * those notifications are lost anyway). Never rejects. A store whose
+   * notifications travel over the network (pub/sub, LISTEN/NOTIFY) implements it,
+   * so that under a test clock (`Clock.track`) a store call is not done until what
+   * it set off is: the scheduler awaits it after every call that notifies. A store
+   * that hands its notifications to watchers before its calls resolve (the memory
+   * store) needs none.
+   */
+  flushNotifications?(): Promise<void>;
 }
 
 /** A named lease with a fencing token: how instances elect one planner. */

@@ -45,6 +45,7 @@ import {
 import { batchesOf } from '../../src/store-rules.js';
 import { Batcher } from './batcher.js';
 import { Database, parseStoreOptions, type PostgresStoreOptions } from './database.js';
+import { NotificationFlush } from '../shared/notification-flush.js';
 import { NotificationListener } from './listener.js';
 import { PostgresLock } from './postgres-lock.js';
 import { toIndex, toJob, toRun, toRuns } from './records.js';
@@ -87,6 +88,7 @@ export class PostgresStore implements Store {
   readonly #listener: NotificationListener;
   readonly #batcher: Batcher;
   #lock: PostgresLock | undefined;
+  readonly #flush: NotificationFlush;
 
   /**
    * @throws ValidationError when the options are invalid.
@@ -96,9 +98,9 @@ export class PostgresStore implements Store {
     this.#db = new Database(parseStoreOptions(options));
     this.#s = this.#db.names.schema;
     this.#batcher = new Batcher({ send: (text, params) => this.#db.rows(text, params) });
-    this.#listener = new NotificationListener(() => this.#db.pool(), this.#db.names.channel, (payload) =>
-      this.#deliver(payload),
-    );
+    const { channel } = this.#db.names;
+    this.#flush = new NotificationFlush((marker) => this.#db.rows('SELECT pg_notify($1, $2)', [channel, marker]));
+    this.#listener = new NotificationListener(() => this.#db.pool(), channel, this.#flush, (payload) => this.#deliver(payload));
   }
 
   /** The schema this store keeps its tables in. */
@@ -396,6 +398,15 @@ export class PostgresStore implements Store {
       this.#listeners.delete(listener);
       if (this.#listeners.size === 0) void this.#listener.stop();
     };
+  }
+
+  /**
+   * Sends a marker on the channel and waits for it to come back on the LISTEN session:
+   * notifications reach a listener in commit order, so every notification of a call
+   * that has resolved arrived before it.
+   */
+  flushNotifications(): Promise<void> {
+    return this.#flush.flush();
   }
 
   /**

@@ -61,6 +61,7 @@ import {
   optional,
   upsertArgs,
 } from './codec.js';
+import { NotificationFlush } from '../shared/notification-flush.js';
 import { ScriptBatcher } from './batcher.js';
 import { closeClient, hashTag, openClient, ScriptRunner, type RedisClient } from './connection.js';
 import { parseStoreOptions, type RedisStoreOptions } from './options.js';
@@ -90,6 +91,7 @@ export class RedisStore implements Store {
   readonly #scripts: ScriptRunner;
   readonly #batcher: ScriptBatcher;
   readonly #listeners = new Set<Listener>();
+  readonly #flush: NotificationFlush;
   /** The dedicated pub/sub connection, open while someone watches. */
   #subscriber: RedisClient | undefined;
   readonly #closing = new Set<Promise<void>>();
@@ -117,6 +119,8 @@ export class RedisStore implements Store {
     this.#channel = `${this.#client.options.keyPrefix ?? ''}${this.#tag}:events`;
     this.#scripts = new ScriptRunner(this.#client);
     this.#batcher = new ScriptBatcher({ run: (script, args) => this.#run(script, args) });
+    // Published by a script on KEYS[1], so on a cluster it leaves from the node that published the notifications.
+    this.#flush = new NotificationFlush((marker) => this.#run(lua.FLUSH, [marker]));
   }
 
   /** Loads the scripts and checks the key layout version (idempotent, safe to race). */
@@ -369,6 +373,11 @@ export class RedisStore implements Store {
     };
   }
 
+  /** Publishes a marker and waits for it on the subscription: pub/sub keeps order, so every earlier notification is in. */
+  flushNotifications(): Promise<void> {
+    return this.#flush.flush();
+  }
+
   #run(script: string, args: readonly string[]): Promise<unknown> {
     return this.#scripts.run(script, [this.#tag], args);
   }
@@ -382,19 +391,23 @@ export class RedisStore implements Store {
     if (this.#subscriber !== undefined || this.#closed) return;
     const subscriber = this.#client.duplicate();
     this.#subscriber = subscriber;
+    this.#flush.state = 'connecting';
     // A broken subscription only loses hints; the scheduler's polling covers them.
     subscriber.on('error', () => {});
     subscriber.on('message', (channel: string, message: string) => {
-      if (channel !== this.#channel) return;
+      if (channel !== this.#channel || this.#flush.isMarker(message)) return;
       for (const notification of decodeNotifications(message)) this.#dispatch(notification);
     });
-    // A subscription that failed (Redis down when the first watcher came) is made again once the
-    // connection is ready; ioredis itself renews only the subscriptions that once succeeded.
-    let subscribed = false;
+    subscriber.on('close', () => {
+      if (this.#subscriber === subscriber) this.#flush.state = 'connecting';
+    });
+    // Subscribed again on every ready connection: ioredis renews only the subscriptions that once succeeded
+    // (a first one may have failed while Redis was down), and the answer says when the flush can count on it.
     const subscribe = (): void => {
-      if (subscribed) return;
       subscriber.subscribe(this.#channel).then(
-        () => (subscribed = true),
+        () => {
+          if (this.#subscriber === subscriber) this.#flush.state = 'subscribed';
+        },
         () => {},
       );
     };
@@ -406,6 +419,7 @@ export class RedisStore implements Store {
     const subscriber = this.#subscriber;
     if (subscriber === undefined) return;
     this.#subscriber = undefined;
+    this.#flush.state = 'off';
     const closing = closeClient(subscriber).finally(() => this.#closing.delete(closing));
     this.#closing.add(closing);
   }

@@ -253,9 +253,15 @@ end
 return runs
 `);
 
+/** Publishes a flush marker (`NotificationFlush`) on the channel, from the node that runs the store's scripts. */
+export const FLUSH = script(`
+redis.call('PUBLISH', EVENTS, ARGV[1])
+return 1
+`);
+
 /** Every store script, for `init()` to load. */
 export const STORE_SCRIPTS: readonly string[] = [
-  INIT, UPSERT_JOBS, GET_JOB, LIST_JOBS, REMOVE_JOB, SET_SUSPENDED, ADD_BACKFILL, FIND_READY_RUNS, LIST_RUNS, LIST_JOBS_RUNS,
+  INIT, FLUSH, UPSERT_JOBS, GET_JOB, LIST_JOBS, REMOVE_JOB, SET_SUSPENDED, ADD_BACKFILL, FIND_READY_RUNS, LIST_RUNS, LIST_JOBS_RUNS,
   ...[SCHEDULE_RUN, CREATE_RUN, SCHEDULE_BACKFILL_RUN].flatMap(({ lua, batch }) => [lua, batch]),
   ...RUN_SCRIPTS,
 ];
