@@ -7,6 +7,8 @@
  *                   only the contract (store.ts, store-rules.ts, errors.ts) and
  *                   adapter-kit.ts (the helpers the core lends its adapters)
  *   adapters/shared/  helpers several adapters share: the same rule as an adapter
+ *   cli/            the tickwork bin: a user of the package, importing only its public
+ *                   entries (src/index.ts, adapters/redis/index.ts, adapters/postgres/index.ts)
  *
  * and no import cycle among modules loaded at run time (type-only imports may cycle:
  * they vanish when compiled). dependency-cruiser rather than eslint's
@@ -46,6 +48,13 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/' },
       to: { path: '^adapters/', pathNot: '^adapters/memory/' },
+    },
+    {
+      name: 'cli-imports-internals',
+      comment: 'The CLI is a thin layer over the public API: it imports only the entries an app imports.',
+      severity: 'error',
+      from: { path: '^cli/' },
+      to: { path: '^(src|adapters)/', pathNot: '^(src/index|adapters/(redis|postgres)/index)\\.ts$' },
     },
     {
       name: 'schedule-imports-outside',

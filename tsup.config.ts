@@ -13,6 +13,7 @@
  * No source maps: the output is not minified, so a stack trace into dist/ already reads like
  * the source, and the maps (which embed the TypeScript source) were two thirds of the tarball.
  */
+import { rm } from 'node:fs/promises';
 import { defineConfig } from 'tsup';
 import { rollup, type OutputOptions } from 'rollup';
 import { dts } from 'rollup-plugin-dts';
@@ -23,7 +24,16 @@ const entry = {
   redis: 'adapters/redis/index.ts',
   postgres: 'adapters/postgres/index.ts',
   testing: 'src/testing/index.ts',
+  store: 'src/store-entry.ts',
 };
+
+/**
+ * The `tickwork` bin (package.json `bin`: dist/cli.js, its `#!` kept by esbuild). Built with the
+ * entries above so that it shares their chunks instead of carrying a second copy of the library;
+ * it has no declarations (nothing imports it), and its CommonJS twin is deleted (package.json
+ * `bin` runs the ES module).
+ */
+const bin = { cli: 'cli/main.ts' };
 
 /** Imports of other packages (dependencies, optional peers) stay imports: rollup-plugin-dts inlines only our own modules. */
 async function buildDeclarations(): Promise<void> {
@@ -42,7 +52,7 @@ async function buildDeclarations(): Promise<void> {
 }
 
 export default defineConfig({
-  entry,
+  entry: { ...entry, ...bin },
   format: ['esm', 'cjs'],
   clean: true,
   target: 'node20',
@@ -52,5 +62,7 @@ export default defineConfig({
   external: ['ioredis', 'pg', '@opentelemetry/api'],
   // `import.meta.url` in the CommonJS build (src/driver.ts makes a `require` from it only in ES modules).
   shims: true,
-  onSuccess: buildDeclarations,
+  async onSuccess() {
+    await Promise.all([buildDeclarations(), rm('dist/cli.cjs', { force: true })]);
+  },
 });

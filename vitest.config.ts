@@ -7,6 +7,8 @@ export default defineConfig({
     exclude: ['test/multi-process/**', 'node_modules/**'],
     // Fails any test during which an unhandled rejection or uncaught exception happened.
     setupFiles: ['test/setup/process-guard.ts'],
+    // The CLI suite spawns the built bin: dist/ is built (when stale) once, before any file runs.
+    globalSetup: ['test/setup/build.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
   },

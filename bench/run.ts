@@ -4,7 +4,7 @@
  * `--only` re-runs some scenarios and merges them into the previous results.json; `--render` only
  * re-renders RESULTS.md and lag.svg from results.json. tickwork is measured from its build
  * (bench/lib/tickwork.ts), which this runs first (`npm run build`).
- * Scenarios: fire-lag, fire-lag-stores, throughput, alloc, idle, skip, catch-up, cron-maths, registration, footprint.
+ * Scenarios: fire-lag, fire-lag-stores, throughput, alloc, idle, skip, catch-up, cron-maths, preview, registration, footprint.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -28,6 +28,10 @@ const D = quick
   : { lagSeconds: 20, storeLagSeconds: 20, lagWarmUpSeconds: 40, tpSeconds: 20, allocSeconds: 10, allocWarmUpSeconds: 40, idleSeconds: 20, idleJobs: 100_000, catchUpTicks: 100_000, cronCount: 100_000, cronReps: 2, pgbossLag: true };
 
 const scenario = (name: string) => `bench/scenarios/${name}.ts`;
+// Preview: sparse expressions (ten ticks span ~250 and ~36 years), a dense one, in zones with and without DST.
+const PREVIEW_EXPRESSIONS = ['0 0 * 2 5#5', '0 0 29 2 *', '0 9 * * 1-5'];
+const PREVIEW_ZONES = ['UTC', 'America/New_York', 'Australia/Lord_Howe', 'Africa/Casablanca'];
+const PREVIEW_REPS = quick ? 1 : 5;
 const uid = () => randomBytes(4).toString('hex');
 function log(message: string): void {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
@@ -147,7 +151,8 @@ async function serverCpuOver(store: string, windowStart: number, windowEnd: numb
 const scenarios: Record<string, (results: Results) => Promise<void>> = {
   async 'fire-lag'(results) {
     results['fire-lag'] = [];
-    for (const lib of ['tickwork', 'croner', 'node-cron', 'settimeout']) {
+    // tickwork-otel: tickwork with `telemetry` on (bench/lib/otel.ts), for the CPU ratio of telemetry on and off.
+    for (const lib of ['tickwork', 'tickwork-otel', 'croner', 'node-cron', 'settimeout']) {
       log(`fire-lag ${lib}`);
       results['fire-lag'].push(await lagRun(lib, 'memory', 1, D.lagSeconds, 'mem'));
     }
@@ -219,6 +224,26 @@ const scenarios: Record<string, (results: Results) => Promise<void>> = {
     log('cron-maths');
     const [r] = await runScenario(scenario('cron-maths'), { args: ['--count', String(D.cronCount), '--reps', String(D.cronReps)], timeoutMs: 400_000 });
     results['cron-maths'] = r as Record<string, unknown>;
+  },
+  async preview(results) {
+    // Each measurement in a fresh process: "cold" is the point, and a process warms what it touches.
+    const cases: { mode: string; expression: string; zone?: string }[] = [];
+    for (const expression of PREVIEW_EXPRESSIONS) {
+      for (const zone of PREVIEW_ZONES) cases.push({ mode: 'first', expression, zone }, { mode: 'cold', expression, zone });
+      cases.push({ mode: 'zones', expression });
+    }
+    const rows: Record<string, unknown>[] = [];
+    for (const { mode, expression, zone } of cases) {
+      log(`preview ${mode} ${expression}${zone === undefined ? '' : ` ${zone}`}`);
+      const args = ['--mode', mode, '--expression', expression, ...(zone === undefined ? [] : ['--zone', zone])];
+      // A single cold call is one sample: the median of PREVIEW_REPS processes (the sweep over all zones is its own sample set).
+      const reps = mode === 'zones' ? 1 : PREVIEW_REPS;
+      const samples: Record<string, number>[] = [];
+      for (let rep = 0; rep < reps; rep++) samples.push(...((await runScenario(scenario('preview'), { args })) as Record<string, number>[]));
+      const median = (key: string) => [...samples.map((s) => s[key] as number)].sort((a, b) => a - b)[Math.floor(samples.length / 2)];
+      rows.push(mode === 'zones' ? samples[0]! : { ...samples[0], ms: median('ms'), cpuMs: median('cpuMs'), warmMs: median('warmMs'), reps });
+    }
+    results.preview = rows;
   },
   async registration(results) {
     results.registration = [];

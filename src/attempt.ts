@@ -208,6 +208,8 @@ class AttemptContext implements RunContext {
   readonly completions: number;
   readonly trigger: RunTrigger;
   readonly data: JsonValue | undefined;
+  /** The run's stored `traceparent`, for the telemetry wrapper (not part of the public `RunContext`). */
+  readonly traceparent: string | undefined;
   readonly #abort: LazyAbort;
 
   constructor({ run, index, job, abort }: Attempt, interval: RunContext['interval']) {
@@ -222,6 +224,7 @@ class AttemptContext implements RunContext {
     // The run's own data (JSON `null` included) or else the job's; a copy of it, so that a handler that
     // changes its `ctx.data` changes no later run's. A run without object data copies nothing.
     this.data = cloneJson(run.data === undefined ? job.data : run.data);
+    this.traceparent = run.traceparent;
     this.#abort = abort;
   }
 

@@ -1,8 +1,8 @@
 /**
  * Runs handlers. Claims ready runs of the jobs this instance registered, only while
- * it has a free slot (`maxConcurrentRuns` counts the attempts running here and the
- * claims under way, and a run it cannot start stays in the store for another
- * instance), then drives each attempt: the handler's `AbortSignal`, `attemptTimeout`
+ * it has a free slot (a p-queue of `maxConcurrentRuns` slots: each task is a claim
+ * and, if it lands, the attempt it starts; a run it cannot start stays in the store
+ * for another instance, never in the queue), then drives each attempt: the handler's `AbortSignal`, `attemptTimeout`
  * and `timeout`, lease renewal, retries with backoff, and the fenced write of how
  * the attempt ended.
  *
@@ -11,6 +11,7 @@
  * so its indices spread over every instance with free slots. The store counts the
  * run's failed attempts and decides when it has failed.
  */
+import PQueue from 'p-queue';
 import { abortAttempt, createAttempt, finishOf, renewalOf, runHandler, timeoutError, type Attempt, type Ending } from './attempt.js';
 import { retryDelay } from './backoff.js';
 import type { TimerHandle } from './clock.js';
@@ -21,7 +22,6 @@ import { MAX_WAIT_MS, type Runtime } from './runtime.js';
 import {
   LEASE_EXPIRED_ERROR,
   type AttemptOutcome,
-  type Claim,
   type ClaimRunInput,
   type FinishAttemptResult,
   type RunError,
@@ -46,10 +46,11 @@ export class Executor {
   readonly #attempts = new Map<string, Attempt>();
   /** Fan-out runs with indices running here, by run ID: a run that ends aborts them all. */
   readonly #indexAttempts = new Map<string, Set<Attempt>>();
-  /** Claims under way: they hold a slot until they resolve. */
-  #claiming = 0;
-  /** Claims under way, until their run has started or been given back: `stop()` waits for them. */
-  #claimsOpen = 0;
+  /**
+   * The slots: one task per claim, holding its slot through the attempt it starts. A
+   * task is added only to a free slot, so the queue never holds a waiting task.
+   */
+  readonly #slots: PQueue;
   /** A ready run was left unclaimed for want of a slot: the next freed slot looks for it. */
   #backlog = false;
   #accepting = false;
@@ -77,6 +78,8 @@ export class Executor {
     this.#jobs = jobs;
     this.#jobNames = jobNames;
     this.#maxConcurrentRuns = maxConcurrentRuns;
+    this.#slots = new PQueue({ concurrency: maxConcurrentRuns });
+    this.#slots.on('next', this.#slotFreed);
   }
 
   /** IDs of the runs (or fan-out indices, `${runId}.${index}`) this instance is executing. */
@@ -131,8 +134,18 @@ export class Executor {
   }
 
   #idle(): boolean {
-    return this.#attempts.size + this.#claimsOpen <= this.#callersOfStop;
+    return this.#slots.pending + this.#slots.size <= this.#callersOfStop;
   }
+
+  /** A task ended and gave its slot back: a waiting `stop()` may be done, and a run turned away may take the slot. */
+  readonly #slotFreed = (): void => {
+    this.#settled();
+    // Runs are claimed as their notifications arrive; a freed slot searches only if one was turned away.
+    if (this.#backlog) {
+      this.#backlog = false;
+      this.poke();
+    }
+  };
 
   /** Resolves a waiting `stop()` once nothing runs or claims here any more (but the handlers that wait for it). */
   #settled(): void {
@@ -169,7 +182,12 @@ export class Executor {
         const now = clock.now();
         const renewed = await io('renewLease', () => store.renewLease(renewalOf(attempt, instanceId, now, now + leaseMs)));
         if (renewed?.ok === true) attempt.leaseUntil = now + leaseMs;
-        else if (renewed !== undefined) abortAttempt(attempt, renewed.status === 'cancelled' ? 'replaced' : 'lease-lost');
+        else if (renewed?.status === 'cancelled') abortAttempt(attempt, 'replaced');
+        else if (renewed !== undefined) {
+          const { run, index } = attempt;
+          this.#rt.log.leaseLost({ id: run.id, jobName: run.jobName, attempt: index?.attempt ?? run.attempt }, index?.index);
+          abortAttempt(attempt, 'lease-lost');
+        }
       }),
     );
     this.poke(); // notifications are hints; look for work anyway
@@ -190,50 +208,50 @@ export class Executor {
       const now = this.#rt.clock.now();
       if (notification.readyAt > now) this.#expect(notification.runId, notification.jobName, notification.readyAt);
       else if (this.#freeSlots() <= 0) this.#backlog = true;
-      else if (this.#accepting) void this.#claim(notification.runId, notification.jobName, now);
+      else if (this.#accepting) this.#claim(notification.runId, notification.jobName, now);
     }
   }
 
   #freeSlots(): number {
-    return this.#maxConcurrentRuns - this.#attempts.size - this.#claiming;
+    return this.#maxConcurrentRuns - this.#slots.pending - this.#slots.size;
   }
 
   /**
-   * Claims a run (or the next index of a fan-out run) and starts it; false when
-   * another instance got it first (or the store failed).
+   * Claims a run (or the next index of a fan-out run) in a slot of its own, taken at
+   * once, and starts it; `claimed` learns whether the claim landed (false when another
+   * instance got it first, or the store failed).
    */
-  async #claim(runId: string, jobName: string, now = this.#rt.clock.now()): Promise<boolean> {
+  #claim(runId: string, jobName: string, now = this.#rt.clock.now(), claimed?: (landed: boolean) => void): void {
     const job = this.#jobs.get(jobName);
-    if (job === undefined || this.#attempts.has(runId)) return false;
+    if (job === undefined || this.#attempts.has(runId)) return claimed?.(false);
+    // The task reports its own faults, so the queue's promise for it never rejects.
+    void this.#slots.add(() => this.#claimAndRun(job, runId, now, claimed).catch(this.#reportCrash));
+  }
+
+  /** One slot's task: the claim, then the attempt it starts until its outcome is recorded. */
+  async #claimAndRun(job: NormalizedJob, runId: string, now: number, claimed: ((landed: boolean) => void) | undefined): Promise<void> {
     const { io, store, instanceId, leaseMs } = this.#rt;
     const input: ClaimRunInput =
       job.timeoutMs === undefined
         ? { runId, owner: instanceId, now, leaseUntil: now + leaseMs }
         : { runId, owner: instanceId, now, leaseUntil: now + leaseMs, deadlineAt: now + job.timeoutMs };
-    this.#claiming += 1;
-    this.#claimsOpen += 1;
-    try {
-      let claim: Claim | undefined;
-      try {
-        claim = await io('claimRun', () => store.claimRun(input));
-      } finally {
-        // Released in the same synchronous step that `#begin` takes the slot, so no other claim slips in between.
-        this.#claiming -= 1;
-      }
-      if (claim === undefined) return false;
-      const attempt = createAttempt(claim, job);
-      if (!this.#accepting) {
-        // Stopped while the claim was on its way: give the run straight back rather than start a handler.
-        await this.#write(attempt, RELEASED);
-        return false;
-      }
-      // One claim leases one index of a fan-out run; a claim that leaves more to take notifies `run-ready` again.
-      this.#begin(attempt);
-      return true;
-    } finally {
-      this.#claimsOpen -= 1;
-      this.#settled();
+    const claim = await io('claimRun', () => store.claimRun(input));
+    if (claim === undefined) return claimed?.(false);
+    const attempt = createAttempt(claim, job);
+    if (!this.#accepting) {
+      // Stopped while the claim was on its way: give the run straight back rather than start a handler.
+      await this.#write(attempt, RELEASED);
+      return claimed?.(false);
     }
+    // One claim leases one index of a fan-out run; a claim that leaves more to take notifies `run-ready` again.
+    this.#attempts.set(attempt.key, attempt);
+    if (attempt.index !== undefined) {
+      const siblings = this.#indexAttempts.get(attempt.run.id) ?? new Set<Attempt>();
+      siblings.add(attempt);
+      this.#indexAttempts.set(attempt.run.id, siblings);
+    }
+    claimed?.(true);
+    await this.#execute(attempt);
   }
 
   async #fill(): Promise<void> {
@@ -248,7 +266,7 @@ export class Executor {
       const claims: Promise<boolean>[] = [];
       for (const candidate of found.runs) {
         if (!this.#accepting || this.#freeSlots() <= 0) break;
-        claims.push(this.#claim(candidate.id, candidate.jobName));
+        claims.push(new Promise<boolean>((claimed) => this.#claim(candidate.id, candidate.jobName, clock.now(), claimed)));
       }
       const claimed = (await Promise.all(claims)).filter(Boolean).length;
       if (found.runs.length < limit || claimed === 0) return;
@@ -257,16 +275,6 @@ export class Executor {
       if (pause !== undefined) await pause;
     }
     if (this.#freeSlots() <= 0) this.#backlog = true;
-  }
-
-  #begin(attempt: Attempt): void {
-    this.#attempts.set(attempt.key, attempt);
-    if (attempt.index !== undefined) {
-      const siblings = this.#indexAttempts.get(attempt.run.id) ?? new Set<Attempt>();
-      siblings.add(attempt);
-      this.#indexAttempts.set(attempt.run.id, siblings);
-    }
-    this.#execute(attempt).catch(this.#reportCrash);
   }
 
   readonly #reportCrash = (error: unknown): void => {
@@ -305,12 +313,6 @@ export class Executor {
         const siblings = this.#indexAttempts.get(run.id);
         siblings?.delete(attempt);
         if (siblings?.size === 0) this.#indexAttempts.delete(run.id);
-      }
-      this.#settled();
-      // Runs are claimed as their notifications arrive; a freed slot searches only if one was turned away.
-      if (this.#backlog) {
-        this.#backlog = false;
-        this.poke();
       }
     }
   }
@@ -448,7 +450,7 @@ export class Executor {
       }
       this.#upcoming.delete(runId);
       if (this.#freeSlots() <= 0) this.#backlog = true;
-      else void this.#claim(runId, jobName, now);
+      else this.#claim(runId, jobName, now);
     }
     if (this.#searchAt !== undefined && this.#searchAt <= now) {
       this.#searchAt = undefined;

@@ -1,4 +1,4 @@
-/** `tickwork`: the scheduler, the system clock, the memory store, errors and public types. */
+/** `tickwork`: what an application uses: the scheduler, the system clock, the memory store, errors and public types. The store contract for adapter authors is `tickwork/store`. */
 export { Scheduler } from './scheduler.js';
 export { nextTicks, latestTick, previewTicks, type NextTicksOptions, type LatestTickOptions, type TickPreview } from './preview.js';
 export { systemClock, MAX_TIMER_DELAY_MS, type Clock, type TimerHandle } from './clock.js';
@@ -57,5 +57,6 @@ export type {
   StopOptions,
   TriggerOptions,
 } from './types.js';
-export type * from './store.js';
-export { ACTIVE_STATUSES, LEASE_EXPIRED_ERROR, PENDING_TIMEOUT_ERROR, indexId } from './store.js';
+// For typing `SchedulerOptions.store` and `lock`; the rest of the contract is `tickwork/store`'s.
+export type { Lock, Store } from './store.js';
+export * from './store-aliases.js';

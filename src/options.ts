@@ -16,7 +16,7 @@ import { readInstant } from './instant.js';
 import { copyJsonValue } from './json-value.js';
 import { NAME_PATTERN, RESERVED_NAME_SEGMENTS, reservedSegmentOf } from './run-id.js';
 import { cronProblem, cronSpec, isValidTimeZone } from './schedule/index.js';
-import type { ConcurrencyPolicy, FanOutSpec, HistoryLimits, JsonValue, Lock, ScheduleSpec, Store } from './store.js';
+import type { ConcurrencyPolicy, FanOutSpec, HistoryLimits, JsonValue, Lock, RunStatus, ScheduleSpec, Store } from './store.js';
 import type { JobDefinition, JobHandler, SchedulerOptions } from './types.js';
 import { parseInput, safeParse, strictObject } from './validation.js';
 
@@ -300,7 +300,7 @@ function implementing<T>(what: string, methods: Record<string, true>) {
 }
 
 /** The methods every store has (the optional ones are checked where they are used). */
-const STORE_METHODS: Record<Exclude<keyof Store, 'listActiveRuns' | 'flushNotifications'>, true> = {
+const STORE_METHODS: Record<Exclude<keyof Store, 'listRunsOfJobs' | 'flushNotifications'>, true> = {
   init: true,
   close: true,
   lock: true,
@@ -395,8 +395,13 @@ const statusSchema = z.enum(['pending', 'running', 'succeeded', 'failed', 'cance
   error: 'must be "pending", "running", "succeeded", "failed" or "cancelled"',
 });
 
+const statusListSchema = z.array(statusSchema);
+
 export const listRunsOptionsSchema = strictObject({
-  status: z.optional(z.union([statusSchema, z.array(statusSchema)])),
+  // By shape, so that a bad status is named (`status.1: must be "pending", ...`), not "Invalid input".
+  status: z.optional(
+    byShape<RunStatus | RunStatus[]>((value) => (Array.isArray(value) ? statusListSchema : statusSchema), 'must be a run status or a list of them'),
+  ),
   limit: z._default(integerSchema(1, 10_000), 100),
 });
 

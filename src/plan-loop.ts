@@ -10,12 +10,13 @@
  * silent, fails runs nobody claimed within their `pendingTimeout` (on a timer of
  * its own, so they fail on time), and deletes runs past their `history.ttl`.
  */
+import PQueue from 'p-queue';
 import type { TimerHandle } from './clock.js';
-import { runFailedEvent, safeEmit } from './events.js';
+import { reportError, runFailedEvent, safeEmit } from './events.js';
 import { MinHeap } from './heap.js';
 import { OwnWrites, type WriteToken } from './own-writes.js';
 import { jitteredReadyAt, nextBackfillTick, plan, runsLeft, type MissedRange, type Plan } from './planner.js';
-import { ValidationError } from './errors.js';
+import { ValidationError, messageOf } from './errors.js';
 import { backfillRunId, isJobName, reservedSegmentOf, scheduledRunId } from './run-id.js';
 import { MAX_WAIT_MS, type Runtime } from './runtime.js';
 import { LEASE_EXPIRED_ERROR, PENDING_TIMEOUT_ERROR, type JobRecord, type Lock, type LockLease, type NewRun, type RunRecord, type ScheduleRunResult, type StoreNotification } from './store.js';
@@ -49,6 +50,8 @@ export class PlanLoop {
   readonly #jobs = new Map<string, PlannedJob>();
   /** Lazy-deletion heap: an entry is live only while its key equals its job's `dueAt`. */
   readonly #heap = new MinHeap<string>();
+  /** The planners of due jobs, `PLAN_CONCURRENCY` at most. */
+  readonly #pool = new PQueue({ concurrency: PLAN_CONCURRENCY });
   /** Jobs waiting for a run to finish (CatchUp or a backfill blocked by an active run). */
   readonly #blocked = new Set<string>();
   readonly #ownWrites = new OwnWrites();
@@ -197,22 +200,28 @@ export class PlanLoop {
   /**
    * Plans every job due now, up to `PLAN_CONCURRENCY` jobs at a time: a tick that
    * 100 jobs share costs a store round-trip or two of latency, not 100 in a row. A
-   * pool, not rounds: a freed place takes the next due job at once rather than
-   * waiting for the slowest job of its round. Each job is planned by one task at a
+   * pool of planners, not rounds: a planner that is done with a job takes the next
+   * due one at once rather than waiting for the slowest job of its round, and jobs
+   * stay on the heap until a planner takes them. A job is planned by one planner at a
    * time (it left the heap), so its steps stay in order.
    */
   async #planDue(): Promise<void> {
-    const planners: Promise<void>[] = [];
-    for (let due = this.#nextDue(); due !== undefined; due = planners.length < PLAN_CONCURRENCY ? this.#nextDue() : undefined) {
-      planners.push(this.#planFrom(due));
+    const pool = this.#pool;
+    for (let due = this.#nextDue(); due !== undefined; due = pool.pending < PLAN_CONCURRENCY ? this.#nextDue() : undefined) {
+      const first = due;
+      pool.add(() => this.#planFrom(first)).catch(this.#reportCrash);
     }
-    await Promise.all(planners);
+    await pool.onIdle();
   }
 
-  /** Plans `first`, then each job that is due next, until none is. */
+  /** One planner of the pool: plans `first`, then each job that is due next, until none is. */
   async #planFrom(first: [string, PlannedJob]): Promise<void> {
     for (let due: [string, PlannedJob] | undefined = first; due !== undefined; due = this.#nextDue()) await this.#planJob(...due);
   }
+
+  readonly #reportCrash = (error: unknown): void => {
+    reportError(this.#rt.events, error instanceof Error ? error : new Error(messageOf(error)));
+  };
 
   /** Takes the earliest job that is due now off the heap. */
   #nextDue(): [string, PlannedJob] | undefined {
@@ -314,7 +323,13 @@ export class PlanLoop {
         backfillId: range.id,
         expectedNext: range.next,
         ...(next === undefined ? {} : { next }),
-        run: { id: backfillRunId(record.name, range.next), jobName: record.name, scheduledAt: range.next, trigger: 'backfill' },
+        run: {
+          id: backfillRunId(record.name, range.next),
+          jobName: record.name,
+          scheduledAt: range.next,
+          trigger: 'backfill',
+          ...(range.traceparent === undefined ? {} : { traceparent: range.traceparent }),
+        },
         now: clock.now(),
       }),
     );

@@ -35,8 +35,8 @@ import { PlanLoop } from './plan-loop.js';
 import { firstBackfillTick, initialCursor, runsLeft } from './planner.js';
 import { manualRunId } from './run-id.js';
 import { createRuntime, type Runtime } from './runtime.js';
-import { batchesOf, sameSpec } from './store-rules.js';
-import { ACTIVE_STATUSES, LEASE_EXPIRED_ERROR, LIST_BATCH, UPSERT_BATCH, type JobRecord, type JobSpec, type JsonValue, type RunRecord, type Store, type UpsertJobInput } from './store.js';
+import { batchesOf, isActive, sameSpec } from './store-rules.js';
+import { ACTIVE_STATUSES, LEASE_EXPIRED_ERROR, LIST_BATCH, UPSERT_BATCH, type JobRecord, type JobSpec, type JsonValue, type NewRun, type RunRecord, type Store, type UpsertJobInput } from './store.js';
 import type {
   BackfillOptions,
   JobDefinition,
@@ -204,12 +204,12 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
     const parsed = parseInput(triggerOptionsSchema, options, `trigger(${JSON.stringify(name)})`);
     const now = this.#rt.clock.now();
     const key = parsed.idempotencyKey ?? `${now}-${randomUUID().slice(0, 8)}`;
-    const result = await this.#rt.call('createRun', () =>
-      this.#rt.store.createRun({
-        run: { id: manualRunId(name, key), jobName: name, scheduledAt: now, trigger: 'manual', ...(parsed.data === undefined ? {} : { data: parsed.data }) },
-        now,
-      }),
-    );
+    // Field by field, not conditional spreads: every trigger() builds one.
+    const manual: Draft<NewRun> = { id: manualRunId(name, key), jobName: name, scheduledAt: now, trigger: 'manual' };
+    if (parsed.data !== undefined) manual.data = parsed.data;
+    const traceparent = this.#telemetry?.captureTraceparent();
+    if (traceparent !== undefined) manual.traceparent = traceparent;
+    const result = await this.#rt.call('createRun', () => this.#rt.store.createRun({ run: manual, now }));
     if (result.outcome === 'missing-job') throw new JobNotFoundError(name);
     const run = toRunInfo(result.run);
     if (result.outcome === 'created') safeEmit(this, 'run:created', { run });
@@ -231,7 +231,9 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
     if (first === undefined) return;
     await checkBackfillSize(name, options, schedule, first, range.to, this.#rt.pacer);
     const id = `${this.#rt.clock.now()}-${randomUUID().slice(0, 8)}`;
-    const job = await this.#rt.call('addBackfill', () => this.#rt.store.addBackfill({ jobName: name, range: { id, next: first, to: range.to } }));
+    const traceparent = this.#telemetry?.captureTraceparent();
+    const stored = { id, next: first, to: range.to, ...(traceparent === undefined ? {} : { traceparent }) };
+    const job = await this.#rt.call('addBackfill', () => this.#rt.store.addBackfill({ jobName: name, range: stored }));
     if (job === undefined) throw new JobNotFoundError(name);
   }
 
@@ -244,11 +246,13 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
   async listJobs(): Promise<JobInfo[]> {
     const { store, call } = this.#rt;
     const records = await call('listJobs', () => store.listJobs());
-    if (store.listActiveRuns === undefined) return Promise.all(records.map((record) => this.#jobInfo(record)));
+    if (store.listRunsOfJobs === undefined) return Promise.all(records.map((record) => this.#jobInfo(record)));
     // 1 + N / LIST_BATCH store calls instead of 1 + N: the active runs of LIST_BATCH jobs at a time.
     const active = new Map<string, RunRecord[]>();
-    for (const names of batchesOf(records.map((record) => record.name), LIST_BATCH)) {
-      for (const run of await call('listActiveRuns', () => store.listActiveRuns!(names))) {
+    for (const jobNames of batchesOf(records.map((record) => record.name), LIST_BATCH)) {
+      const runs = await call('listRunsOfJobs', () => store.listRunsOfJobs!({ jobNames, statuses: ACTIVE_STATUSES }));
+      for (const run of runs) {
+        if (!isActive(run.status)) continue; // whatever the store made of `statuses`
         const runs = active.get(run.jobName);
         if (runs === undefined) active.set(run.jobName, [run]);
         else runs.push(run);

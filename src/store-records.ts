@@ -77,6 +77,8 @@ export interface BackfillRange {
   readonly next: number;
   /** The last tick of the range (inclusive). */
   readonly to: number;
+  /** The `backfill()` caller's W3C `traceparent`: the store keeps it with the range, and the core copies it into each run it creates. */
+  readonly traceparent?: string;
 }
 
 export interface JobRecord extends JobSpec {
@@ -127,6 +129,8 @@ export interface RunRecord {
   readonly error?: RunError;
   /** Manual trigger's data; absent means the job's own `data`. */
   readonly data?: JsonValue;
+  /** The creating call's W3C `traceparent` (`NewRun.traceparent`), kept as given. */
+  readonly traceparent?: string;
   /** Instance holding the lease while `running`. */
   readonly owner?: string;
   readonly leaseUntil?: number;

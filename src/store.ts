@@ -48,6 +48,13 @@ export interface NewRun {
   readonly data?: JsonValue;
   /** Scheduled runs only: when the run may start, if later than its tick (the job's `jitterMs`). */
   readonly readyAt?: number;
+  /**
+   * The W3C `traceparent` of the `trigger()` or `backfill()` call that asked for the
+   * run (telemetry on, called inside a span). The store keeps it with the run, as it
+   * keeps `data`, so that the run's span links to the caller's trace on whichever
+   * instance executes it.
+   */
+  readonly traceparent?: string;
 }
 
 export interface UpsertJobInput {
@@ -244,6 +251,14 @@ export interface ListRunsQuery {
   readonly limit?: number;
 }
 
+/** Several jobs' runs at once (`Store.listRunsOfJobs`). */
+export interface ListRunsOfJobsQuery {
+  /** The jobs whose runs to list; unknown names contribute nothing. */
+  readonly jobNames: readonly string[];
+  /** Only runs with one of these statuses; all when absent. */
+  readonly statuses?: readonly RunStatus[];
+}
+
 /** Change notifications a store sends to every instance watching it. Hints, not a log: they may be lost. */
 export type StoreNotification =
   /**
@@ -257,7 +272,7 @@ export type StoreNotification =
   /** A job was created, changed, suspended, resumed, removed, or given a backfill. */
   | { readonly type: 'job-changed'; readonly jobName: string };
 
-/** How many job names `scheduler.listJobs()` hands `Store.listActiveRuns` at once. */
+/** How many job names `scheduler.listJobs()` hands `Store.listRunsOfJobs` at once. */
 export const LIST_BATCH = 1_000;
 
 export interface Store {
@@ -418,12 +433,13 @@ export interface Store {
   getRun(id: string): Promise<RunRecord | undefined>;
   listRuns(query: ListRunsQuery): Promise<readonly RunRecord[]>;
   /**
-   * Optional: the active (`pending` or `running`) runs of each job in `jobNames`, each
-   * job's newest first (`listRuns`' order), the jobs in any order; a name without
-   * runs or without a job adds nothing. `scheduler.listJobs()` asks it once per
-   * `LIST_BATCH` jobs; a store without it is asked `listRuns` once per job.
+   * Optional: the runs of every job in `query.jobNames` (those with a status in
+   * `query.statuses` when given) in one round trip, grouped by job in the order of
+   * `jobNames`, each job's newest first as in `listRuns`. `scheduler.listJobs()` asks
+   * it for the active runs of `LIST_BATCH` jobs at a time; a store without it is
+   * asked `listRuns` once per job.
    */
-  listActiveRuns?(jobNames: readonly string[]): Promise<readonly RunRecord[]>;
+  listRunsOfJobs?(query: ListRunsOfJobsQuery): Promise<readonly RunRecord[]>;
   /** The index records of a fan-out run (indices started at least once), by index. */
   listIndices(runId: string): Promise<readonly IndexRecord[]>;
 

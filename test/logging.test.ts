@@ -81,6 +81,32 @@ describe('logger option', () => {
     await stopWhileAdvancing(scheduler, clock);
   });
 
+  it('logs a lost run lease and a lost planner lease as warnings, on the instance that lost them', async () => {
+    const clock = new FakeClock(T0);
+    const store = new MemoryStore();
+    const paused = new FreezableClock(clock);
+    const logger = fakeLogger();
+    const slow = new Scheduler({ store, clock: paused, instanceId: 'slow', logger });
+    const other = new Scheduler({ store, clock, instanceId: 'other', logger: false });
+    for (const scheduler of [slow, other]) {
+      scheduler.register({ name: 'w', schedule: { at: '2026-01-01T00:00:05Z' }, handler: ({ signal }) => clock.sleep('10m', signal) });
+    }
+    await slow.start(); // the planner, and the run's owner at 00:00:05
+    await clock.advance('5s');
+    await other.start();
+    paused.freeze(); // a long GC pause, say: `other` takes the run and the planner lease over
+    await clock.advance('1m');
+    expect(logger.of('run.lease-lost')).toEqual([]);
+    paused.thaw();
+    await clock.advance('1s');
+    expect(logger.of('run.lease-lost')).toEqual([
+      { level: 'warn', fields: { event: 'run.lease-lost', instanceId: 'slow', jobName: 'w', runId: 'w.1767225605', attempt: 1 }, message: 'run w.1767225605 lost its lease; its handler is aborted' },
+    ]);
+    expect(logger.of('planner.lost')).toEqual([{ level: 'warn', fields: { event: 'planner.lost', instanceId: 'slow' }, message: 'this instance lost the planner lease' }]);
+    await stopWhileAdvancing(slow, clock, '11m');
+    await stopWhileAdvancing(other, clock, '11m');
+  });
+
   it('logs a run recovered from a silent owner, and a pending timeout, as warnings', async () => {
     const clock = new FakeClock(T0);
     const store = new MemoryStore();

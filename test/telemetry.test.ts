@@ -143,6 +143,60 @@ describe('telemetry: spans', () => {
   });
 });
 
+describe('telemetry: trace context from trigger() and backfill()', () => {
+  it("stores the caller's traceparent with a triggered run, whose span links to the caller's span", async () => {
+    const { clock, store, scheduler } = harness({ telemetry });
+    scheduler.register({ name: 'report', schedule: { at: '2027-01-01T00:00:00Z' }, handler: () => clock.sleep('1s') });
+    await scheduler.start();
+    const app = tracerProvider.getTracer('app');
+    const caller = await app.startActiveSpan('POST /reports', async (span: Span) => {
+      await scheduler.trigger('report', { idempotencyKey: 'k1' });
+      span.end();
+      return span.spanContext();
+    });
+    await scheduler.trigger('report', { idempotencyKey: 'k2' }); // outside any span: no link
+    expect((await store.getRun('report.manual.k1'))?.traceparent).toBe(`00-${caller.traceId}-${caller.spanId}-01`);
+    await clock.advance('5s');
+    const spans = new Map(runSpans().map((span) => [span.attributes['tickwork.run.id'], span]));
+    const linked = spans.get('report.manual.k1');
+    expect(linked?.links).toMatchObject([{ context: { traceId: caller.traceId, spanId: caller.spanId, isRemote: true } }]);
+    // A link, not a parent: the run's trace is its own.
+    expect(linked?.parentSpanContext).toBeUndefined();
+    expect(linked?.spanContext().traceId).not.toBe(caller.traceId);
+    expect(spans.get('report.manual.k2')?.links).toEqual([]);
+    await scheduler.stop();
+  });
+
+  it("stores the caller's traceparent with a backfill, and every run of it links to the caller's span", async () => {
+    const { clock, store, scheduler } = harness({ telemetry });
+    scheduler.register({ name: 'daily', schedule: '0 0 * * *', handler: () => {} });
+    await scheduler.start();
+    const caller = await tracerProvider.getTracer('app').startActiveSpan('backfill-december', async (span: Span) => {
+      await scheduler.backfill('daily', { from: '2025-12-29T00:00:00Z', to: '2025-12-31T00:00:00Z' });
+      span.end();
+      return span.spanContext();
+    });
+    await clock.advance('10s');
+    const spans = runSpans().filter((span) => span.attributes['tickwork.run.trigger'] === 'backfill');
+    expect(spans.map((span) => span.attributes['tickwork.run.scheduled_at'])).toEqual(['2025-12-29T00:00:00.000Z', '2025-12-30T00:00:00.000Z', '2025-12-31T00:00:00.000Z']);
+    for (const span of spans) expect(span.links).toMatchObject([{ context: { traceId: caller.traceId, spanId: caller.spanId } }]);
+    expect((await store.listRuns({ jobName: 'daily', limit: 10 })).map((run) => run.traceparent)).toEqual(Array(3).fill(`00-${caller.traceId}-${caller.spanId}-01`));
+    await scheduler.stop();
+  });
+
+  it('captures nothing when telemetry is off', async () => {
+    const { store, scheduler } = harness();
+    scheduler.register({ name: 'report', schedule: { at: '2027-01-01T00:00:00Z' }, handler: () => {} });
+    await scheduler.start();
+    await tracerProvider.getTracer('app').startActiveSpan('caller', async (span: Span) => {
+      await scheduler.trigger('report', { idempotencyKey: 'k' });
+      span.end();
+    });
+    expect(await store.getRun('report.manual.k')).not.toHaveProperty('traceparent');
+    await scheduler.stop();
+  });
+});
+
 describe('telemetry: metrics', () => {
   it('counts attempts started, runs finished by status, missed and skipped ticks; lag, duration and active handlers', async () => {
     const { clock, scheduler } = harness({ telemetry, logger: false });

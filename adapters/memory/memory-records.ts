@@ -38,6 +38,7 @@ export function copyRun(run: RunRecord, omit: number): Draft<RunRecord> {
   if (run.finishedAt !== undefined) draft.finishedAt = run.finishedAt;
   if (run.error !== undefined && (omit & OMIT_ERROR) === 0) draft.error = run.error;
   if (run.data !== undefined) draft.data = run.data;
+  if (run.traceparent !== undefined) draft.traceparent = run.traceparent;
   if ((omit & OMIT_LEASE) === 0) {
     if (run.owner !== undefined) draft.owner = run.owner;
     if (run.leaseUntil !== undefined) draft.leaseUntil = run.leaseUntil;

@@ -23,6 +23,7 @@ import type {
   FinishAttemptResult,
   IndexRecord,
   JobRecord,
+  ListRunsOfJobsQuery,
   ListRunsQuery,
   Lock,
   NewRun,
@@ -30,6 +31,7 @@ import type {
   RenewLeaseInput,
   RenewLeaseResult,
   RunRecord,
+  RunStatus,
   ScheduleBackfillRunInput,
   ScheduleBackfillRunResult,
   ScheduleRunInput,
@@ -41,7 +43,7 @@ import type {
   UpsertJobInput,
   UpsertJobResult,
 } from '../../src/store.js';
-import { compareNewestFirst, compareOldestFirst, compareReadyOrder, isActive, isCreatedAhead } from '../../src/store-rules.js';
+import { compareNewestFirst, compareOldestFirst, compareReadyOrder, isCreatedAhead } from '../../src/store-rules.js';
 import { MemoryLock } from './memory-lock.js';
 import type { Draft } from '../../src/adapter-kit.js';
 import { copyJob } from './memory-records.js';
@@ -195,15 +197,20 @@ export class MemoryStore implements Store {
   }
 
   async listRuns(query: ListRunsQuery): Promise<readonly RunRecord[]> {
-    const runs = this.#tables
-      .runsOf(query.jobName)
-      .filter((run) => query.statuses === undefined || query.statuses.includes(run.status))
-      .sort(compareNewestFirst);
+    const runs = this.#runsOf(query.jobName, query.statuses);
     return query.limit === undefined ? runs : runs.slice(0, query.limit);
   }
 
-  async listActiveRuns(jobNames: readonly string[]): Promise<readonly RunRecord[]> {
-    return jobNames.flatMap((name) => this.#tables.runsOf(name).filter((run) => isActive(run.status)).sort(compareNewestFirst));
+  async listRunsOfJobs(query: ListRunsOfJobsQuery): Promise<readonly RunRecord[]> {
+    return [...new Set(query.jobNames)].flatMap((name) => this.#runsOf(name, query.statuses));
+  }
+
+  /** A job's runs (those with one of `statuses`, when given), newest first. */
+  #runsOf(jobName: string, statuses: readonly RunStatus[] | undefined): RunRecord[] {
+    return this.#tables
+      .runsOf(jobName)
+      .filter((run) => statuses === undefined || statuses.includes(run.status))
+      .sort(compareNewestFirst);
   }
 
   async listIndices(runId: string): Promise<readonly IndexRecord[]> {
@@ -289,6 +296,7 @@ export class MemoryStore implements Store {
       fence: 0,
     };
     if (input.data !== undefined) run.data = input.data;
+    if (input.traceparent !== undefined) run.traceparent = input.traceparent;
     if (fanOut !== undefined) {
       run.fanOut = { completions: fanOut.completions, parallelism: fanOut.parallelism, retryLimit: fanOut.retryLimit, succeeded: 0, failed: 0, active: 0 };
     }

@@ -20,7 +20,8 @@
  * 0.1.0), then runs each migration whose version is not recorded yet and records it.
  */
 import { V1_SCHEMA_MIGRATION } from './migration-v1-schema.js';
-import { V2_SCHEDULE_OPTIONS_MIGRATION } from './migration-v2-schedule-options.js';
+import { TRACEPARENT_V2_MIGRATION } from './migration-v2-traceparent.js';
+import { V3_SCHEDULE_OPTIONS_MIGRATION } from './migration-v3-schedule-options.js';
 import type { SqlNames } from './sql.js';
 
 export interface Migration {
@@ -34,7 +35,8 @@ export interface Migration {
 /** Every migration, oldest first. Append only. */
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'v1 schema: tables, indexes and functions', sql: V1_SCHEMA_MIGRATION },
-  { version: 2, name: 'schedule options: window, jitter, maxRuns, BufferOne', sql: V2_SCHEDULE_OPTIONS_MIGRATION },
+  { version: 2, name: "the trace context of a run's creating call", sql: TRACEPARENT_V2_MIGRATION },
+  { version: 3, name: 'schedule options: window, jitter, maxRuns, BufferOne', sql: V3_SCHEDULE_OPTIONS_MIGRATION },
 ];
 
 /** The single statement that brings a schema up to date; safe to run concurrently and repeatedly. */

@@ -24,6 +24,7 @@ import {
   type FinishAttemptResult,
   type IndexRecord,
   type JobRecord,
+  type ListRunsOfJobsQuery,
   type ListRunsQuery,
   type Lock,
   type NewRun,
@@ -50,9 +51,16 @@ import { NotificationListener } from './listener.js';
 import { PostgresLock } from './postgres-lock.js';
 import { toIndex, toJob, toRun, toRuns } from './records.js';
 
+const TRACED = 'with_traceparent(';
+
 /** `data` as a parameter: JSON text cast to `json`, or SQL NULL when the run has none (not JSON `null`). */
 function dataParam(run: NewRun): string | null {
   return run.data === undefined ? null : JSON.stringify(run.data);
+}
+
+/** The run's `traceparent` as the last parameter of a `#traced` call; none (the plain call) when it has none. */
+function traceParam(run: NewRun | undefined): string[] {
+  return run?.traceparent === undefined ? [] : [run.traceparent];
 }
 
 /** One element of `upsert_jobs`' batch (see `upsert_jobs` in `migration-v1-schema.ts`); `null` for an absent value. */
@@ -177,7 +185,7 @@ export class PostgresStore implements Store {
     const { run } = input;
     const raw = (await this.#batched(
       `${input.jobName}.`,
-      'schedule_run($1::text, $2::bigint, $3::bigint, $4::text, $5::bigint, $6::text, $7::json, $8::bigint, $9::bigint)',
+      this.#traced(run, 'schedule_run($1::text, $2::bigint, $3::bigint, $4::text, $5::bigint, $6::text, $7::json, $8::bigint, $9::bigint)', 10),
       [
         input.jobName,
         input.expectedCursor,
@@ -188,6 +196,7 @@ export class PostgresStore implements Store {
         run === undefined ? null : dataParam(run),
         input.now,
         run?.readyAt ?? null,
+        ...traceParam(run),
       ],
     )) as Record<string, unknown> & { outcome: ScheduleRunResult['outcome'] };
     const job = raw.job === undefined ? undefined : toJob(raw.job);
@@ -208,25 +217,30 @@ export class PostgresStore implements Store {
 
   async createRun(input: CreateRunInput): Promise<CreateRunResult> {
     const { run } = input;
-    const raw = (await this.#batched(run.id, 'create_run($1::text, $2::text, $3::bigint, $4::text, $5::json, $6::bigint)', [
+    const raw = (await this.#batched(run.id, this.#traced(run, 'create_run($1::text, $2::text, $3::bigint, $4::text, $5::json, $6::bigint)', 7), [
       run.id,
       run.jobName,
       run.scheduledAt,
       run.trigger,
       dataParam(run),
       input.now,
+      ...traceParam(run),
     ])) as { outcome: CreateRunResult['outcome']; run?: unknown };
     return raw.outcome === 'missing-job' ? { outcome: 'missing-job' } : { outcome: raw.outcome, run: toRun(raw.run) };
   }
 
   async addBackfill(input: AddBackfillInput): Promise<JobRecord | undefined> {
     const { range } = input;
-    const raw = await this.#call('add_backfill($1::text, $2::text, $3::bigint, $4::bigint)', [
-      input.jobName,
-      range.id,
-      range.next,
-      range.to,
-    ]);
+    const raw =
+      range.traceparent === undefined
+        ? await this.#call('add_backfill($1::text, $2::text, $3::bigint, $4::bigint)', [input.jobName, range.id, range.next, range.to])
+        : await this.#call('add_backfill($1::text, $2::text, $3::bigint, $4::bigint, $5::text)', [
+            input.jobName,
+            range.id,
+            range.next,
+            range.to,
+            range.traceparent,
+          ]);
     return raw === null ? undefined : toJob(raw);
   }
 
@@ -234,7 +248,7 @@ export class PostgresStore implements Store {
     const { run } = input;
     const raw = (await this.#batched(
       run.id,
-      'schedule_backfill_run($1::text, $2::text, $3::bigint, $4::bigint, $5::text, $6::bigint, $7::text, $8::json, $9::bigint)',
+      this.#traced(run, 'schedule_backfill_run($1::text, $2::text, $3::bigint, $4::bigint, $5::text, $6::bigint, $7::text, $8::json, $9::bigint)', 10),
       [
         input.jobName,
         input.backfillId,
@@ -245,6 +259,7 @@ export class PostgresStore implements Store {
         run.trigger,
         dataParam(run),
         input.now,
+        ...traceParam(run),
       ],
     )) as { outcome: ScheduleBackfillRunResult['outcome']; job?: unknown; run?: unknown };
     const job = raw.job === undefined ? undefined : toJob(raw.job);
@@ -367,13 +382,16 @@ export class PostgresStore implements Store {
     return rows.map((row) => toRun(row.result));
   }
 
-  /** One statement per call, along `runs_active_idx`. */
-  async listActiveRuns(jobNames: readonly string[]): Promise<readonly RunRecord[]> {
+  async listRunsOfJobs(query: ListRunsOfJobsQuery): Promise<readonly RunRecord[]> {
+    const names = [...new Set(query.jobNames)];
+    if (names.length === 0) return [];
+    // One statement, grouped in the order asked for.
     const rows = await this.#db.rows(
       `SELECT ${this.#s}.run_json(r) AS result FROM ${this.#s}.runs r
-       WHERE r.job_name = ANY ($1::text[]) AND r.status IN ('pending', 'running')
-       ORDER BY r.job_name, r.created_at DESC, r.scheduled_at DESC, r.id DESC`,
-      [[...jobNames]],
+       JOIN unnest($1::text[]) WITH ORDINALITY AS j(name, position) ON r.job_name = j.name
+       WHERE $2::text[] IS NULL OR r.status = ANY ($2::text[])
+       ORDER BY j.position, r.created_at DESC, r.scheduled_at DESC, r.id DESC`,
+      [names, query.statuses === undefined ? null : [...query.statuses]],
     );
     return rows.map((row) => toRun(row.result));
   }
@@ -425,8 +443,20 @@ export class PostgresStore implements Store {
    * each job's calls together: see `batcher.ts` on lock order).
    */
   #batched(key: string, fn: string, params: unknown[]): Promise<unknown> {
-    const lane = fn.slice(0, fn.indexOf('('));
+    // A traced call shares statements only with traced calls of the same function.
+    const traced = fn.startsWith(TRACED);
+    const inner = traced ? fn.slice(TRACED.length + this.#s.length + 1) : fn;
+    const lane = `${inner.slice(0, inner.indexOf('('))}${traced ? '+traced' : ''}`;
     return this.#batcher.call({ lane, key, sql: `${this.#s}.${fn}`, params });
+  }
+
+  /**
+   * `call` (a function creating a run) as is for a run without a `traceparent`, else
+   * wrapped in `with_traceparent`, whose last parameter (`$param`) is the run's
+   * `traceparent` (`traceParam`): one statement, so the run has it from its commit on.
+   */
+  #traced(run: NewRun | undefined, call: string, param: number): string {
+    return run?.traceparent === undefined ? call : `${TRACED}${this.#s}.${call}, $${param}::text)`;
   }
 
   #deliver(payload: string): void {

@@ -10,7 +10,7 @@ type Raw = Record<string, unknown>;
 
 const RUN_FIELDS = ['id', 'jobName', 'scheduledAt', 'trigger', 'status', 'attempt', 'createdAt', 'readyAt', 'fence'];
 const RUN_OPTIONAL = [
-  'startedAt', 'finishedAt', 'error', 'owner', 'leaseUntil', 'deadlineAt', 'fanOut', 'pendingUntil', 'expiresAt',
+  'startedAt', 'finishedAt', 'error', 'traceparent', 'owner', 'leaseUntil', 'deadlineAt', 'fanOut', 'pendingUntil', 'expiresAt',
 ];
 const INDEX_FIELDS = ['runId', 'index', 'status', 'attempt', 'readyAt', 'fence'];
 const INDEX_OPTIONAL = ['startedAt', 'finishedAt', 'error', 'owner', 'leaseUntil'];

@@ -90,31 +90,36 @@ export function upsertArgs(input: UpsertJobInput): string[] {
   ];
 }
 
-/** The script arguments describing a new run: id, jobName, scheduledAt, trigger, hasData, data (`SCHEDULE_RUN` takes `readyAt` after them). */
+/**
+ * The script arguments describing a new run: id, jobName, scheduledAt, trigger,
+ * hasData, data, then traceparent only when the run has one (the run's arguments come
+ * last, so a run without one sends what it sent before trace context existed).
+ */
 export function newRunArgs(run: NewRun): string[] {
-  return [
-    run.id,
-    run.jobName,
-    num(run.scheduledAt),
-    run.trigger,
-    run.data === undefined ? '0' : '1',
-    run.data === undefined ? '' : JSON.stringify(run.data),
-  ];
+  const args = [run.id, run.jobName, num(run.scheduledAt), run.trigger, run.data === undefined ? '0' : '1', run.data === undefined ? '' : JSON.stringify(run.data)];
+  if (run.traceparent !== undefined) args.push(run.traceparent);
+  return args;
 }
 
 export function encodeError(error: RunError): string {
   return JSON.stringify({ name: error.name, message: error.message });
 }
 
-/** A backfill range as one list element: `next to id` (the numbers never contain spaces). */
+/**
+ * A backfill range as one list element: `next to id`, then a tab and the
+ * `traceparent` when it has one (the numbers never contain spaces, the core's IDs
+ * never a tab; SCHEDULE_BACKFILL_RUN keeps what follows the ID).
+ */
 export function encodeBackfill(range: BackfillRange): string {
-  return `${num(range.next)} ${num(range.to)} ${range.id}`;
+  const traced = range.traceparent === undefined ? '' : `\t${range.traceparent}`;
+  return `${num(range.next)} ${num(range.to)} ${range.id}${traced}`;
 }
 
 function decodeBackfill(value: unknown): BackfillRange {
-  const match = /^(\S+) (\S+) ([\s\S]*)$/.exec(asString(value, 'backfill'));
+  const match = /^(\S+) (\S+) ([^\t]*)(?:\t([\s\S]*))?$/.exec(asString(value, 'backfill'));
   if (match === null) throw malformed('backfill');
-  return { id: match[3] ?? '', next: Number(match[1]), to: Number(match[2]) };
+  const range = { id: match[3] ?? '', next: Number(match[1]), to: Number(match[2]) };
+  return match[4] === undefined ? range : { ...range, traceparent: match[4] };
 }
 
 /** The job spec as stored: the whole object, so fields the core adds later survive. */
@@ -206,6 +211,8 @@ export function decodeRun(value: unknown): RunRecord {
   if (error !== undefined) run.error = JSON.parse(error) as RunError;
   const data = map.get('data');
   if (data !== undefined) run.data = JSON.parse(data) as JsonValue;
+  const traceparent = map.get('traceparent');
+  if (traceparent !== undefined) run.traceparent = traceparent;
   const owner = map.get('owner');
   if (owner !== undefined) run.owner = owner;
   assignNumber(run, map, 'leaseUntil');

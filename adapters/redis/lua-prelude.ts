@@ -205,14 +205,16 @@ local function activeRuns(name)
   return active
 end
 
--- Creates a pending run from args[base .. base + 5] (the script's ARGV): id, jobName,
--- scheduledAt, trigger, hasData ('1'/'0'), data (JSON); a fan-out run when its job has fanOut.
+-- Creates a pending run from args[base .. base + 6] (the script's ARGV): id, jobName,
+-- scheduledAt, trigger, hasData ('1'/'0'), data (JSON), traceparent (absent for none); a
+-- fan-out run when its job has fanOut.
 -- Ready at readyAt if given, else now.
 local function insertRun(args, base, now, readyAt)
   local id, jobName = args[base], args[base + 1]
   local run = { id = id, jobName = jobName, scheduledAt = args[base + 2], trigger = args[base + 3], status = 'pending',
     attempt = '1', createdAt = now, readyAt = readyAt or now, fence = '0' }
   if args[base + 4] == '1' then run.data = args[base + 5] end
+  if args[base + 6] then run.traceparent = args[base + 6] end
   local fanOut = redis.call('HMGET', jobKey(jobName), 'fanCompletions', 'fanParallelism', 'fanRetryLimit')
   if fanOut[1] then
     run.completions, run.parallelism, run.retryLimit = fanOut[1], fanOut[2], fanOut[3]

@@ -7,10 +7,11 @@
  * themselves.
  */
 import { StoreError } from '../../src/errors.js';
-import { batchesOf, compareNewestFirst, compareReadyOrder, isActive } from '../../src/store-rules.js';
+import { batchesOf, compareNewestFirst, compareReadyOrder } from '../../src/store-rules.js';
 import {
   LEASE_EXPIRED_ERROR,
   PENDING_TIMEOUT_ERROR,
+  LIST_BATCH,
   UPSERT_BATCH,
   type AddBackfillInput,
   type Claim,
@@ -25,6 +26,7 @@ import {
   type FinishAttemptResult,
   type IndexRecord,
   type JobRecord,
+  type ListRunsOfJobsQuery,
   type ListRunsQuery,
   type Lock,
   type RecoverExpiredRunsInput,
@@ -184,7 +186,7 @@ export class RedisStore implements Store {
   }
 
   async scheduleRun(input: ScheduleRunInput): Promise<ScheduleRunResult> {
-    const run = input.run === undefined ? ['0'] : ['1', ...newRunArgs(input.run), optional(input.run.readyAt)];
+    const run = input.run === undefined ? ['0'] : ['1', optional(input.run.readyAt), ...newRunArgs(input.run)];
     const reply = asArray(
       await this.#batched(lua.SCHEDULE_RUN, [input.jobName, num(input.expectedCursor), num(input.cursor), num(input.now), ...run]),
       'scheduleRun reply',
@@ -341,12 +343,18 @@ export class RedisStore implements Store {
     return limit === undefined ? runs : runs.slice(0, Math.max(0, limit));
   }
 
-  /** One script call for all the jobs' runs (their sets, as `listRuns` reads one). */
-  async listActiveRuns(jobNames: readonly string[]): Promise<readonly RunRecord[]> {
-    if (jobNames.length === 0) return [];
-    return decodeRuns(await this.#run(lua.LIST_JOBS_RUNS, jobNames))
-      .filter((run) => isActive(run.status))
-      .sort((a, b) => (a.jobName < b.jobName ? -1 : a.jobName > b.jobName ? 1 : compareNewestFirst(a, b)));
+  async listRunsOfJobs(query: ListRunsOfJobsQuery): Promise<readonly RunRecord[]> {
+    const { statuses } = query;
+    const names = [...new Set(query.jobNames)];
+    const order = new Map(names.map((name, position) => [name, position]));
+    const runs: RunRecord[] = [];
+    // One script per LIST_BATCH names: a bounded read each, however many jobs are asked for.
+    for (const batch of batchesOf(names, LIST_BATCH)) {
+      for (const run of decodeRuns(await this.#run(lua.LIST_RUNS_OF_JOBS, batch))) {
+        if (statuses === undefined || statuses.includes(run.status)) runs.push(run);
+      }
+    }
+    return runs.sort((a, b) => (order.get(a.jobName) as number) - (order.get(b.jobName) as number) || compareNewestFirst(a, b));
   }
 
   async listIndices(runId: string): Promise<readonly IndexRecord[]> {

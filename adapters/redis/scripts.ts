@@ -110,8 +110,9 @@ return { jobReply(name), cancelled }
 `);
 
 /**
- * ARGV: jobName, expectedCursor, cursor, now, hasRun ('1' | '0'), then the run
- * (id, jobName, scheduledAt, trigger, hasData, data) and its readyAt ('' for its tick).
+ * ARGV: jobName, expectedCursor, cursor, now, hasRun ('1' | '0'), then for a run its
+ * readyAt ('' for its tick) and the run (id, jobName, scheduledAt, trigger, hasData,
+ * data[, traceparent]).
  * Returns { outcome, job, run | activeIds, cancelled }.
  */
 export const SCHEDULE_RUN = batchable(`
@@ -126,7 +127,7 @@ if ARGV[5] ~= '1' then
   advance()
   return { 'advanced', jobReply(name) }
 end
-local runId = ARGV[6]
+local runId = ARGV[7]
 if redis.call('EXISTS', runKey(runId)) == 1 then
   advance()
   return { 'exists', jobReply(name), runReply(runId) }
@@ -151,14 +152,14 @@ if policy == 'Replace' then
   end
 end
 -- Ready at its tick (the planner creates an Allow job's run ahead of it), or at its jittered readyAt.
-local readyAt = ARGV[12] ~= nil and ARGV[12] ~= '' and ARGV[12] or ARGV[8]
-local run = insertRun(ARGV, 6, now, tonumber(readyAt) > tonumber(now) and readyAt or now)
+local readyAt = ARGV[6] ~= '' and ARGV[6] or ARGV[9]
+local run = insertRun(ARGV, 7, now, tonumber(readyAt) > tonumber(now) and readyAt or now)
 redis.call('HINCRBY', key, 'scheduledRuns', 1)
 advance()
 return { 'created', jobReply(name), flat(run), cancelled }
 `);
 
-/** ARGV: now, then the run (id, jobName, scheduledAt, trigger, hasData, data). Returns { outcome, run }. */
+/** ARGV: now, then the run (id, jobName, scheduledAt, trigger, hasData, data[, traceparent]). Returns { outcome, run }. */
 export const CREATE_RUN = batchable(`
 local now, id, jobName = ARGV[1], ARGV[2], ARGV[3]
 if redis.call('EXISTS', jobKey(jobName)) == 0 then return { 'missing-job' } end
@@ -177,7 +178,7 @@ return jobReply(name)
 
 /**
  * ARGV: jobName, backfillId, expectedNext, next ('' when the range ends), now, then
- * the run (id, jobName, scheduledAt, trigger, hasData, data).
+ * the run (id, jobName, scheduledAt, trigger, hasData, data[, traceparent]).
  * Returns { outcome, job, run }.
  */
 export const SCHEDULE_BACKFILL_RUN = batchable(`
@@ -186,7 +187,9 @@ local key = jobKey(name)
 if redis.call('EXISTS', key) == 0 then return { 'conflict' } end
 local first = redis.call('LINDEX', backfillsKey(name), 0)
 local firstNext, firstTo, firstId
-if first then firstNext, firstTo, firstId = string.match(first, '^(%S+) (%S+) (.*)$') end
+-- What follows the ID (a tab and the backfill's traceparent) is kept as it is.
+local firstRest
+if first then firstNext, firstTo, firstId, firstRest = string.match(first, '^(%S+) (%S+) ([^\t]*)(.*)$') end
 if redis.call('HGET', key, 'suspended') == '1' or not firstId or firstId ~= backfillId
   or tonumber(firstNext) ~= tonumber(expectedNext) then
   return { 'conflict', jobReply(name) }
@@ -195,7 +198,7 @@ for _, run in ipairs(activeRuns(name)) do
   if run.trigger == 'backfill' then return { 'blocked', jobReply(name) } end
 end
 if nextTick == '' then redis.call('LPOP', backfillsKey(name))
-else redis.call('LSET', backfillsKey(name), 0, nextTick .. ' ' .. firstTo .. ' ' .. firstId) end
+else redis.call('LSET', backfillsKey(name), 0, nextTick .. ' ' .. firstTo .. ' ' .. firstId .. firstRest) end
 local runId = ARGV[6]
 if redis.call('EXISTS', runKey(runId)) == 1 then return { 'exists', jobReply(name), runReply(runId) } end
 return { 'created', jobReply(name), flat(insertRun(ARGV, 6, now)) }
@@ -241,8 +244,8 @@ end
 return runs
 `);
 
-/** The runs of every job named in ARGV (`listActiveRuns` filters them). */
-export const LIST_JOBS_RUNS = script(`
+/** ARGV: jobName, ... The runs of every job named, in one consistent read (`listRunsOfJobs`). */
+export const LIST_RUNS_OF_JOBS = script(`
 local runs = {}
 for _, name in ipairs(ARGV) do
   for _, id in ipairs(redis.call('SMEMBERS', runsKey(name))) do
@@ -261,7 +264,7 @@ return 1
 
 /** Every store script, for `init()` to load. */
 export const STORE_SCRIPTS: readonly string[] = [
-  INIT, FLUSH, UPSERT_JOBS, GET_JOB, LIST_JOBS, REMOVE_JOB, SET_SUSPENDED, ADD_BACKFILL, FIND_READY_RUNS, LIST_RUNS, LIST_JOBS_RUNS,
+  INIT, FLUSH, UPSERT_JOBS, GET_JOB, LIST_JOBS, REMOVE_JOB, SET_SUSPENDED, ADD_BACKFILL, FIND_READY_RUNS, LIST_RUNS, LIST_RUNS_OF_JOBS,
   ...[SCHEDULE_RUN, CREATE_RUN, SCHEDULE_BACKFILL_RUN].flatMap(({ lua, batch }) => [lua, batch]),
   ...RUN_SCRIPTS,
 ];

@@ -20,10 +20,14 @@ export interface TickworkOptions {
 
 const EVERY_SECOND = '* * * * * *';
 
-async function startTickwork(jobs: number, fire: Fire, options: TickworkOptions): Promise<Stop> {
+async function startTickwork(jobs: number, fire: Fire, options: TickworkOptions, withTelemetry = false): Promise<Stop> {
   const { Scheduler } = await load('tickwork');
   const { store, onCreated } = options;
-  const scheduler = new Scheduler(store === undefined ? {} : { store });
+  const otel = withTelemetry ? (await import('./otel.js')).benchTelemetry() : undefined;
+  const scheduler = new Scheduler({
+    ...(store === undefined ? {} : { store }),
+    ...(otel === undefined ? {} : { telemetry: { tracerProvider: otel.tracerProvider, meterProvider: otel.meterProvider } }),
+  });
   scheduler.on('error', (error) => process.stderr.write(`tickwork error: ${error.message}\n`));
   if (onCreated !== undefined) scheduler.on('run:created', ({ run }) => onCreated(run.scheduledAt.getTime()));
   for (let i = 0; i < jobs; i += 1) {
@@ -34,6 +38,7 @@ async function startTickwork(jobs: number, fire: Fire, options: TickworkOptions)
   return async () => {
     await scheduler.stop();
     await store?.close?.();
+    await otel?.shutdown();
   };
 }
 
@@ -61,9 +66,14 @@ async function startNodeCron(jobs: number, fire: Fire): Promise<Stop> {
   };
 }
 
-/** Starts `lib` (tickwork, croner or node-cron); undefined for any other library. */
+/**
+ * Starts `lib` (tickwork, croner or node-cron, or `tickwork-otel`: tickwork with
+ * `telemetry` on, through the OpenTelemetry SDK of bench/lib/otel.ts); undefined for any
+ * other library.
+ */
 export function startEverySecond(lib: string, jobs: number, fire: Fire, tickwork: TickworkOptions = {}): Promise<Stop> | undefined {
   if (lib === 'tickwork') return startTickwork(jobs, fire, tickwork);
+  if (lib === 'tickwork-otel') return startTickwork(jobs, fire, tickwork, true);
   if (lib === 'croner') return startCroner(jobs, fire);
   if (lib === 'node-cron') return startNodeCron(jobs, fire);
   return undefined;

@@ -14,7 +14,7 @@ export interface Results {
 const f = (v: unknown, digits = 1): string => (typeof v === 'number' && Number.isFinite(v) ? v.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: 0 }) : '—');
 const ratio = (a: unknown, b: unknown): string => (typeof a === 'number' && typeof b === 'number' && b !== 0 && Number.isFinite(a / b) ? `${f(a / b, 2)}×` : '—');
 const mark = (ok: boolean | undefined): string => (ok === undefined ? '' : ok ? '✅ met' : '❌ not met');
-const NAMES: Record<string, string> = { bullmq: 'BullMQ', pgboss: 'pg-boss', settimeout: 'bare setTimeout (floor)' };
+const NAMES: Record<string, string> = { bullmq: 'BullMQ', pgboss: 'pg-boss', settimeout: 'bare setTimeout (floor)', 'tickwork-otel': 'tickwork, telemetry on' };
 const display = (lib: string): string => NAMES[lib] ?? lib;
 const kb = (bytes: unknown): string => (typeof bytes === 'number' ? `${f(bytes / 1024, 2)} KB` : '—');
 
@@ -73,6 +73,10 @@ function lagSection(title: string, list: any[] | undefined, targetP99: (store: s
       ...compare('CPU per 1,000 fires (ms, all processes)', tw.cpuMsPer1000, peerList('cpuMsPer1000'), (v) => f(v, 1),
         cpuVsCroner ? (() => { const c = peers.find((p) => p.lib === 'croner'); return c === undefined ? '' : `≤ croner's: ${mark(tw.cpuMsPer1000 <= c.cpuMsPer1000)}`; })() : ''),
     ];
+    const otel = peers.find((p) => p.lib === 'tickwork-otel');
+    if (otel !== undefined) {
+      rowsOut.push(...compare('CPU per fire, telemetry on ÷ off (same run)', ratio(otel.cpuMsPer1000, tw.cpuMsPer1000), [], String));
+    }
     if (tw.warmUpCpuMsPer1000 !== undefined) {
       rowsOut.push(...compare('CPU per 1,000 fires during the warm-up (ms, all processes)', tw.warmUpCpuMsPer1000, peerList('warmUpCpuMsPer1000'), (v) => f(v, 1)));
     }
@@ -215,6 +219,8 @@ export function renderMarkdown(r: Results): string {
     }
   } else out += 'not run\n\n';
 
+  out += previewSection(r.preview as PreviewRow[] | undefined);
+
   out += '## Registration\n\n10,000 cron jobs with distinct expressions (`m h * * *`): tickwork `register()` (not started), croner `new Cron(p, { paused: true }, fn)`, node-cron `createTask(p, fn)` (created stopped). Heap = heapUsed delta after GC with every job retained. Each library in its own process, after a 100-job warm-up.\n\n';
   if (r.registration !== undefined) {
     const reg = r.registration as any[];
@@ -228,6 +234,41 @@ export function renderMarkdown(r: Results): string {
     ]) + '\n';
   } else out += 'not run\n\n';
   return out + footprintSection(r.footprint);
+}
+
+interface PreviewRow {
+  mode: 'first' | 'cold' | 'zones';
+  expression: string;
+  zone?: string;
+  ms?: number;
+  cpuMs?: number;
+  reps?: number;
+  intlCalls?: number;
+  warmMs?: number;
+  p99CpuMs?: number;
+  maxCpuMs?: number;
+  mostCpuZone?: string;
+  zones?: number;
+  medianMs?: number;
+  maxMs?: number;
+  slowestZone?: string;
+  maxIntlCalls?: number;
+  mostCallsZone?: string;
+}
+
+function previewSection(rows: PreviewRow[] | undefined): string {
+  let out = '## Preview\n\n`nextTicks(expression, { timezone, after: 2026-01-01T00:00Z, count: 10 })` from the built package, each measurement in a fresh process. first = the first call of the process, which includes the one-time start-up of Intl (ICU: locale and time zone data) and of cron-parser that any app pays once; cold = the first call for this expression and zone after one preview of another (`0 12 * * *`, Asia/Tokyo), as in a running app; warm = median of 200 more calls. first and cold are medians over 5 processes each, in wall time and in the CPU time of the process (the target is checked on CPU time: on a loaded machine a call also waits for a core). Intl calls = `Intl.DateTimeFormat` format() calls of the measured call (before the chunked zone reads: 42,735 for `0 0 * 2 5#5` in America/New_York). All zones = the cold call in each zone Intl knows, one after the other. Target: cold ≤ 10 ms.\n\n';
+  if (rows === undefined) return `${out}not run\n\n`;
+  out += '| expression | zone | first (ms) | cold (ms) | cold CPU (ms) | warm (ms) | Intl calls (cold) |\n|---|---|---|---|---|---|---|\n';
+  for (const cold of rows.filter((row) => row.mode === 'cold')) {
+    const first = rows.find((row) => row.mode === 'first' && row.expression === cold.expression && row.zone === cold.zone);
+    out += `| \`${cold.expression}\` | ${cold.zone} | ${f(first?.ms, 1)} | ${f(cold.ms, 2)} | ${f(cold.cpuMs, 2)} ${mark((cold.cpuMs ?? Infinity) <= 10)} | ${f(cold.warmMs, 3)} | ${f(cold.intlCalls, 0)} |\n`;
+  }
+  out += '\n| expression | all zones: median cold (ms) | slowest zone, wall (ms) | p99 CPU (ms) | most CPU (ms) | most Intl calls |\n|---|---|---|---|---|---|\n';
+  for (const all of rows.filter((row) => row.mode === 'zones')) {
+    out += `| \`${all.expression}\` (${f(all.zones, 0)} zones) | ${f(all.medianMs, 2)} | ${f(all.maxMs, 2)} (${all.slowestZone}) | ${f(all.p99CpuMs, 2)} ${mark((all.p99CpuMs ?? Infinity) <= 10)} | ${f(all.maxCpuMs, 2)} (${all.mostCpuZone}) | ${f(all.maxIntlCalls, 0)} (${all.mostCallsZone}) |\n`;
+  }
+  return `${out}\n`;
 }
 
 function footprintSection(footprint: { libs: any[] } | undefined): string {

@@ -1,6 +1,7 @@
 /**
  * Fire lag, in process: 100 jobs firing every second, lag = handler start − nominal tick.
- * `--lib tickwork|croner|node-cron --seconds N --jobs N`. One library per process.
+ * `--lib tickwork|tickwork-otel|croner|node-cron --seconds N --jobs N` (tickwork-otel: tickwork
+ * with `telemetry` on, bench/lib/otel.ts). One library per process.
  * For tickwork `--store memory|redis|postgres --ns <prefix/schema> --window-start <ms>`
  * (the multi-process store scenarios start three of these with the same window).
  * Peers on stores: `--lib bullmq` (Redis) and `--lib pgboss` (Postgres, minute ticks).
@@ -123,7 +124,7 @@ async function main(): Promise<void> {
     bullmq: startBullmq,
     pgboss: startPgBoss,
   };
-  const stop = await (startEverySecond(lib, jobs, fire, lib === 'tickwork' ? await tickworkOptions() : {}) ?? starters[lib]?.());
+  const stop = await (startEverySecond(lib, jobs, fire, lib.startsWith('tickwork') ? await tickworkOptions() : {}) ?? starters[lib]?.());
   if (stop === undefined) throw new Error(`unknown --lib ${lib}`);
   const bootedAt = Date.now();
   if (bootedAt > windowStart - 200) process.stderr.write(`warning: booted ${bootedAt - windowStart} ms after the window start\n`);

@@ -4,7 +4,9 @@
  * With the default `leaseMs` (30 s) and the connections the store opens itself:
  * `start()` resolves at once, the first `error` event and the first error log line
  * come within 2 s, and scheduling resumes within about a second of the server
- * accepting connections (each run waits for its tick, up to 1 s more).
+ * accepting connections (each run waits for its tick, up to 1 s more). Then the server
+ * dies under the running scheduler: the first `error` within 2 s, and the recovery
+ * logged within 2 s of it coming back.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { Harness, type LogLine, type WorkerConfig } from './harness.js';
@@ -41,6 +43,15 @@ async function downAtStart(label: string, server: ThrowawayServer, config: Omit<
     const created = await harness.waitFor('a run created after the server came up', (line) => line.ev === 'run:created' && after(line), 10_000);
     const started = await harness.waitFor('a handler started after the server came up', (line) => line.ev === 'start' && after(line), 10_000);
     const recovered = await harness.waitFor('the recovery log line', (line) => line.ev === 'log' && line.event === 'store.recovered', 10_000);
+    // Then the server dies under the running scheduler (SIGKILL, or Postgres's fast shutdown): the first
+    // `error` comes within 2 s, and the recovery is logged once it is back (data and all for Postgres;
+    // the throwaway Redis keeps nothing, so scheduling there is not expected to resume).
+    const fromIndex = harness.lines.length;
+    const downFrom = Date.now();
+    await server.down();
+    const downError = await harness.waitFor('an error after the server went down', (line) => line.ev === 'error' && line.t >= downFrom, 5_000, fromIndex);
+    const upAgainAt = await server.up();
+    const recoveredAgain = await harness.waitFor('the second recovery log line', (line) => line.ev === 'log' && line.event === 'store.recovered' && line.t >= upAgainAt, 10_000, fromIndex);
     const result = {
       startResolved: ready.t - starting.t,
       firstError: firstError.t - starting.t,
@@ -49,6 +60,8 @@ async function downAtStart(label: string, server: ThrowawayServer, config: Omit<
       firstRunCreated: created.t - upAt,
       firstHandlerStart: started.t - upAt,
       tickOfFirstStart: (started.scheduledAt as number) - upAt,
+      downWhileRunningFirstError: downError.t - downFrom,
+      downWhileRunningRecoveryLogged: recoveredAgain.t - upAgainAt,
     };
     measured[label] = result;
     expect(result.startResolved).toBeLessThan(5_000);
@@ -57,6 +70,8 @@ async function downAtStart(label: string, server: ThrowawayServer, config: Omit<
     // Resumed within 2 s of the server coming up; the handler then waits for the next whole-second tick.
     expect(result.firstRunCreated).toBeLessThan(2_000);
     expect(result.firstHandlerStart).toBeLessThan(3_000);
+    expect(result.downWhileRunningFirstError).toBeLessThan(2_000);
+    expect(result.downWhileRunningRecoveryLogged).toBeLessThan(2_000);
     await harness.stopAll();
     expect(harness.lines.filter((line) => line.ev === 'fatal')).toEqual([]);
     expect(harness.procs.every((proc) => proc.exit?.code === 0)).toBe(true);

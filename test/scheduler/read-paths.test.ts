@@ -29,7 +29,7 @@ it('lists 2,500 jobs with their active runs in 1 + 3 store calls, as getJob show
 
   calls.clear();
   const jobs = await scheduler.listJobs();
-  expect(Object.fromEntries(calls)).toEqual({ listJobs: 1, listActiveRuns: 3 }); // was 1 listJobs + 2,500 listRuns
+  expect(Object.fromEntries(calls)).toEqual({ listJobs: 1, listRunsOfJobs: 3 }); // was 1 listJobs + 2,500 listRuns
   expect(jobs).toHaveLength(2_500);
   const byName = new Map(jobs.map((job) => [job.name, job]));
   for (const name of ['busy-0', 'busy-4', 'yearly-0', 'yearly-2494']) expect(byName.get(name)).toEqual(await scheduler.getJob(name));

@@ -76,6 +76,9 @@ describe('every other public method validates too', () => {
     await expect(scheduler.trigger('job', { idempotencyKey: 'no spaces allowed' })).rejects.toMatchObject({ issues: [{ path: 'idempotencyKey' }] });
     await expect(scheduler.backfill('job', { from: '2026-02-01', to: '2026-01-01' })).rejects.toMatchObject({ issues: [{ path: 'to' }] });
     await expect(scheduler.listRuns('job', { status: 'done' as never })).rejects.toMatchObject({ issues: [{ path: 'status', value: 'done' }] });
+    await expect(scheduler.listRuns('job', { status: ['pending', 'done'] as never })).rejects.toMatchObject({
+      issues: [{ path: 'status.1', value: 'done', message: 'must be "pending", "running", "succeeded", "failed" or "cancelled"' }],
+    });
     await expect(scheduler.nextRuns('job', 0)).rejects.toBeInstanceOf(ValidationError);
     expect(() => new Scheduler({ leaseMs: -1 })).toThrow(/leaseMs/);
     expect(() => new Scheduler({ maxConcurrentRuns: 0 })).toThrow(/maxConcurrentRuns/);

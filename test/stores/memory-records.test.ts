@@ -18,6 +18,7 @@ const run: Required<RunRecord> = {
   finishedAt: 6,
   error: { name: 'E', message: 'm' },
   data: { a: 1 },
+  traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
   owner: 'me',
   leaseUntil: 7,
   fence: 8,

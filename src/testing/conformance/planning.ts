@@ -303,6 +303,26 @@ export function planningTests(fx: Fixture): void {
         expect(last.outcome).toBe('created');
         expect((await store.getJob('a'))?.backfills).toEqual([]);
       }));
+
+    it("keeps the creating call's traceparent with manual and backfill runs and their range, and only when given", () =>
+      withStore(async (store) => {
+        const caller = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+        const other = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00';
+        await job(store, 'a');
+        const manual = await store.createRun({ run: { id: 'a.manual.t', jobName: 'a', scheduledAt: T0, trigger: 'manual', traceparent: caller }, now: T0 });
+        expect(manual.outcome === 'missing-job' ? undefined : manual.run.traceparent).toBe(caller);
+        expect((await claim(store, 'a.manual.t', 'a', T0)).traceparent).toBe(caller);
+        const plain = await store.createRun({ run: { id: 'a.manual.u', jobName: 'a', scheduledAt: T0, trigger: 'manual' }, now: T0 });
+        expect(plain.outcome === 'missing-job' ? 'missing' : 'traceparent' in plain.run).toBe(false);
+        const range = { id: 'b1', next: T0 - 2 * MINUTE, to: T0 - MINUTE, traceparent: other };
+        expect((await store.addBackfill({ jobName: 'a', range }))?.backfills).toEqual([range]);
+        const run1 = { id: `a.backfill.${range.next / 1000}`, jobName: 'a', scheduledAt: range.next, trigger: 'backfill' as const, traceparent: other };
+        const first = await store.scheduleBackfillRun({ jobName: 'a', backfillId: 'b1', expectedNext: range.next, next: range.to, run: run1, now: T0 });
+        expect(first.outcome === 'created' ? first.run.traceparent : undefined).toBe(other);
+        // The range keeps it as it moves on.
+        expect((await store.getJob('a'))?.backfills).toEqual([{ ...range, next: range.to }]);
+        expect((await store.getRun(run1.id))?.traceparent).toBe(other);
+      }));
   });
 
 }

@@ -1,5 +1,5 @@
 /**
- * Migration 2: the schedule options beyond the seeds (SPEC §11).
+ * Migration 3: the schedule options beyond the seeds (SPEC §11).
  *
  * - `jobs` gains `start_at`, `end_at`, `jitter_ms` and `max_runs` (spec fields: the
  *   window and the jitter are planned by the core, `max_runs` is checked here) and
@@ -17,7 +17,7 @@
  */
 import type { SqlNames } from './sql.js';
 
-export const V2_SCHEDULE_OPTIONS_MIGRATION = (n: SqlNames): string => {
+export const V3_SCHEDULE_OPTIONS_MIGRATION = (n: SqlNames): string => {
   const s = n.schema;
   const [sweepClass, sweepKey] = n.sweepLock;
   return `
