@@ -15,7 +15,7 @@ export function retryDelay(policy: NormalizedRetry, retry: number, runId: string
 }
 
 /** FNV-1a over the string, mapped to [0, 1). */
-function hashToUnit(text: string): number {
+export function hashToUnit(text: string): number {
   let hash = 0x811c9dc5;
   for (let i = 0; i < text.length; i += 1) {
     hash ^= text.charCodeAt(i);

@@ -6,11 +6,24 @@
  */
 import { ValidationError } from './errors.js';
 
+/** The units of a duration string: milliseconds, seconds, minutes, hours, days, weeks. */
+export type DurationUnit = 'ms' | 's' | 'm' | 'h' | 'd' | 'w';
+
+type DurationPart = `${number}${DurationUnit}`;
+
+/**
+ * A duration as text: a number of milliseconds (`'500'`), or one to three
+ * `<number><unit>` pairs (`'10s'`, `'1h30m'`, `'1d2h30m'`). A template-literal type,
+ * so `'10x'` or `'90 seconds'` fail at compile time; a string built at run time
+ * needs `as DurationString` (it is still checked when it arrives).
+ */
+export type DurationString = `${number}` | DurationPart | `${DurationPart}${DurationPart}` | `${DurationPart}${DurationPart}${DurationPart}`;
+
 /**
  * Milliseconds, or a string of `<number><unit>` pairs: `'500ms'`, `'10s'`, `'5m'`, `'2h'`,
- * `'1d'`, `'1h30m'`. Rounded to whole milliseconds; 0 to 100 years.
+ * `'1d'`, `'1w'`, `'1h30m'`. Rounded to whole milliseconds; 0 to 100 years.
  */
-export type Duration = number | string;
+export type Duration = number | DurationString;
 
 const UNIT_MS = {
   ms: 1,
@@ -30,15 +43,19 @@ const PART = /(\d+(?:\.\d+)?)(ms|s|m|h|d|w)/y;
  */
 export const MAX_DURATION_MS = 36_525 * 86_400_000;
 
+/** How the boundary describes the durations it accepts: shown whenever one is refused. */
+export const DURATION_FORMS =
+  'a number of milliseconds (500) or a string of <number><unit> pairs with units ms, s, m, h, d, w ("500ms", "10s", "5m", "2h", "1d", "1h30m")';
+
 /** How the boundary describes the durations it accepts. */
-const DURATION_RANGE = `0 to ${MAX_DURATION_MS} ms (100 years)`;
+const DURATION_RANGE = `0 to ${MAX_DURATION_MS} ms (100 years): ${DURATION_FORMS}`;
 
 /**
  * Parses a duration to whole milliseconds, or returns `undefined` when the input is
  * not a duration from 0 to `MAX_DURATION_MS`. Callers at the public boundary turn
  * `undefined` into a `ValidationError` naming the field.
  */
-export function parseDuration(input: Duration): number | undefined {
+export function parseDuration(input: unknown): number | undefined {
   const ms = typeof input === 'number' ? input : typeof input === 'string' ? parseText(input.trim()) : undefined;
   // `+ 0` turns -0 into 0.
   return ms !== undefined && ms >= 0 && ms <= MAX_DURATION_MS ? Math.round(ms) + 0 : undefined;
@@ -58,7 +75,7 @@ function parseText(text: string): number | undefined {
 }
 
 /** Parses a duration argument or throws a `ValidationError` naming it, headed by `context` (e.g. `sleep`). */
-export function requireDuration(duration: Duration, context: string): number {
+export function requireDuration(duration: unknown, context: string): number {
   const ms = parseDuration(duration);
   if (ms === undefined) {
     throw new ValidationError(context, [{ path: 'duration', message: `must be a duration of ${DURATION_RANGE}`, value: duration }]);

@@ -5,7 +5,7 @@
  */
 import type { EventEmitter } from 'eventemitter3';
 import { MAX_MESSAGE_LENGTH, TickworkError, messageOf, renderValue, shorten } from './errors.js';
-import { PENDING_TIMEOUT_ERROR, type RunError, type RunRecord } from './store.js';
+import { PENDING_TIMEOUT_ERROR, type JsonValue, type RunError, type RunRecord } from './store.js';
 import type { RunInfo } from './types.js';
 import { toRunInfo } from './views.js';
 
@@ -28,17 +28,18 @@ export interface TickSkippedEvent {
   readonly active: readonly string[];
 }
 
-export interface RunEvent {
-  readonly run: RunInfo;
+/** `Data`: the data type of the scheduler's jobs (`new Scheduler<Data>()`). */
+export interface RunEvent<Data = JsonValue> {
+  readonly run: RunInfo<Data>;
 }
 
 /** `run:started` and `run:retry` of a fan-out run concern one index. */
-export interface IndexEvent extends RunEvent {
+export interface IndexEvent<Data = JsonValue> extends RunEvent<Data> {
   /** The fan-out index; absent for a plain run. */
   readonly index?: number;
 }
 
-export interface RunErrorEvent extends RunEvent {
+export interface RunErrorEvent<Data = JsonValue> extends RunEvent<Data> {
   readonly error: { readonly name: string; readonly message: string };
 }
 
@@ -49,15 +50,15 @@ export interface RunErrorEvent extends RunEvent {
  */
 export type RunFailureReason = 'error' | 'timeout' | 'pending-timeout';
 
-export interface RunFailedEvent extends RunErrorEvent {
+export interface RunFailedEvent<Data = JsonValue> extends RunErrorEvent<Data> {
   readonly reason: RunFailureReason;
 }
 
-export interface RunRetryEvent extends RunErrorEvent, IndexEvent {
+export interface RunRetryEvent<Data = JsonValue> extends RunErrorEvent<Data>, IndexEvent<Data> {
   readonly retryAt: Date;
 }
 
-export interface RunCancelledEvent extends RunEvent {
+export interface RunCancelledEvent<Data = JsonValue> extends RunEvent<Data> {
   /**
    * `replaced`: a new run of a `Replace` job took its place. `suspended`: the job was
    * paused before the tick of a run created ahead of it (see `Scheduler.pause`).
@@ -65,16 +66,16 @@ export interface RunCancelledEvent extends RunEvent {
   readonly reason: 'replaced' | 'suspended';
 }
 
-export interface SchedulerEvents {
-  'run:created': (event: RunEvent) => void;
+export interface SchedulerEvents<Data = JsonValue> {
+  'run:created': (event: RunEvent<Data>) => void;
   /** An attempt starts: of the run, or of one index of a fan-out run. */
-  'run:started': (event: IndexEvent) => void;
+  'run:started': (event: IndexEvent<Data>) => void;
   /** The run succeeded (a fan-out run: its last index did). */
-  'run:succeeded': (event: RunEvent) => void;
+  'run:succeeded': (event: RunEvent<Data>) => void;
   /** Final failure: retries exhausted, `timeout`, `pendingTimeout`, or lease lost too often. */
-  'run:failed': (event: RunFailedEvent) => void;
-  'run:retry': (event: RunRetryEvent) => void;
-  'run:cancelled': (event: RunCancelledEvent) => void;
+  'run:failed': (event: RunFailedEvent<Data>) => void;
+  'run:retry': (event: RunRetryEvent<Data>) => void;
+  'run:cancelled': (event: RunCancelledEvent<Data>) => void;
   'tick:skipped': (event: TickSkippedEvent) => void;
   'tick:missed': (event: TickMissedEvent) => void;
   /** Store or internal trouble, and listeners that threw. Never thrown into the app. */

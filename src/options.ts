@@ -10,7 +10,7 @@
 import * as z from 'zod/mini';
 import type { Clock } from './clock.js';
 import type { Draft } from './draft.js';
-import { MAX_DURATION_MS, parseDuration } from './duration.js';
+import { DURATION_FORMS, MAX_DURATION_MS, parseDuration } from './duration.js';
 import { describeValue, messageOf } from './errors.js';
 import { readInstant } from './instant.js';
 import { copyJsonValue } from './json-value.js';
@@ -43,15 +43,17 @@ export const nameSchema = storedNameSchema.check(
   }),
 );
 
-const DURATION_HINT = 'such as 500, "10s" or "1h30m", at most 100 years';
-
 export function durationSchema(min = 0) {
   return z.pipe(
-    z.union([z.number(), z.string()], { error: 'must be a duration (milliseconds or a string like "10s")' }),
+    z.union([z.number(), z.string()], { error: `must be a duration: ${DURATION_FORMS}` }),
     z.transform((value: number | string, payload) => {
       const ms = parseDuration(value);
+      // Text that is no duration at all is told the forms; a duration out of range is told the range.
+      if (ms === undefined && typeof value === 'string' && parseDuration(value.replace(/^-/, '')) === undefined) {
+        return fail(payload, `is not a duration: use ${DURATION_FORMS}`);
+      }
       if (ms === undefined || ms < min) {
-        return fail(payload, min > 0 ? `must be a duration of at least ${min} ms, ${DURATION_HINT}` : `must be a non-negative duration ${DURATION_HINT}`);
+        return fail(payload, `must be a duration from ${min} ms to 100 years (${min === 0 ? 'not negative' : `at least ${min} ms`})`);
       }
       return ms;
     }),
@@ -91,8 +93,8 @@ const jsonSchema = z.transform((value: unknown, payload): JsonValue => {
   return 'problem' in copy ? fail(payload, copy.problem.message, [...copy.problem.path]) : copy.value;
 });
 
-const policySchema = z.enum(['Allow', 'Forbid', 'Replace', 'CatchUp'], {
-  error: 'must be "Allow", "Forbid", "Replace" or "CatchUp"',
+const policySchema = z.enum(['Allow', 'Forbid', 'Replace', 'CatchUp', 'BufferOne'], {
+  error: 'must be "Allow", "Forbid", "Replace", "CatchUp" or "BufferOne"',
 });
 
 /** An integer from `min` to `max`, with the messages every count of the API shares. */
@@ -102,6 +104,7 @@ function integerSchema(min: number, max?: number) {
 }
 
 const countSchema = integerSchema(0);
+export const maxRunsSchema = integerSchema(1);
 /** Indices of a fan-out run: enough for any sharding, small enough that one run's records stay cheap. */
 const MAX_COMPLETIONS = 10_000;
 const indexCountSchema = integerSchema(1, MAX_COMPLETIONS);
@@ -150,6 +153,10 @@ const jobSchema = strictObject({
     timeout: z.optional(durationSchema(1)),
     attemptTimeout: z.optional(durationSchema(1)),
     pendingTimeout: z.optional(durationSchema(1)),
+    startAt: z.optional(instantSchema),
+    endAt: z.optional(instantSchema),
+    jitter: z.optional(durationSchema()),
+    maxRuns: z.optional(maxRunsSchema),
     completions: z._default(indexCountSchema, 1),
     parallelism: z._default(indexCountSchema, 1),
     history: z.prefault(
@@ -159,7 +166,14 @@ const jobSchema = strictObject({
     data: z.optional(jsonSchema),
     handler: z.custom<JobHandler>((value) => typeof value === 'function', 'must be a function'),
   })
-  .check(z.superRefine(checkZoneAndCron));
+  .check(
+    z.superRefine((job, ctx) => {
+      checkZoneAndCron(job, ctx);
+      if (job.startAt !== undefined && job.endAt !== undefined && job.endAt < job.startAt) {
+        ctx.addIssue({ code: 'custom', path: ['endAt'], message: `must not be before startAt (${new Date(job.startAt).toISOString()})` });
+      }
+    }),
+  );
 
 /** The checks of a schedule that need its time zone: the zone is known, a cron expression is valid. */
 export function checkZoneAndCron(input: { readonly timezone: string; readonly schedule: z.output<typeof scheduleSchema> }, ctx: z.core.$RefinementCtx): void {
@@ -222,6 +236,11 @@ export interface NormalizedJob {
   /** Present when `completions` > 1. */
   readonly fanOut?: FanOutSpec;
   readonly history: HistoryLimits;
+  readonly startAt?: number;
+  readonly endAt?: number;
+  /** Present when `jitter` is more than 0. */
+  readonly jitterMs?: number;
+  readonly maxRuns?: number;
   readonly data?: JsonValue;
   readonly handler: JobHandler;
 }
@@ -251,6 +270,10 @@ export function parseJobDefinition(input: JobDefinition<never> | JobDefinition):
   if (job.timeout !== undefined) normalized.timeoutMs = job.timeout;
   if (job.attemptTimeout !== undefined) normalized.attemptTimeoutMs = job.attemptTimeout;
   if (job.data !== undefined) normalized.data = job.data;
+  if (job.startAt !== undefined) normalized.startAt = job.startAt;
+  if (job.endAt !== undefined) normalized.endAt = job.endAt;
+  if (job.jitter !== undefined && job.jitter > 0) normalized.jitterMs = job.jitter;
+  if (job.maxRuns !== undefined) normalized.maxRuns = job.maxRuns;
   return normalized;
 }
 

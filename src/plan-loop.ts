@@ -15,11 +15,11 @@ import type { TimerHandle } from './clock.js';
 import { reportError, runFailedEvent, safeEmit } from './events.js';
 import { MinHeap } from './heap.js';
 import { OwnWrites, type WriteToken } from './own-writes.js';
-import { nextBackfillTick, plan, type MissedRange, type Plan } from './planner.js';
+import { jitteredReadyAt, nextBackfillTick, plan, runsLeft, type MissedRange, type Plan } from './planner.js';
 import { ValidationError, messageOf } from './errors.js';
 import { backfillRunId, isJobName, reservedSegmentOf, scheduledRunId } from './run-id.js';
 import { MAX_WAIT_MS, type Runtime } from './runtime.js';
-import { LEASE_EXPIRED_ERROR, PENDING_TIMEOUT_ERROR, type JobRecord, type Lock, type LockLease, type RunRecord, type ScheduleRunResult, type StoreNotification } from './store.js';
+import { LEASE_EXPIRED_ERROR, PENDING_TIMEOUT_ERROR, type JobRecord, type Lock, type LockLease, type NewRun, type RunRecord, type ScheduleRunResult, type StoreNotification } from './store.js';
 import { toRunInfo } from './views.js';
 
 const PLANNER_LOCK = 'planner';
@@ -132,7 +132,7 @@ export class PlanLoop {
     else if (notification.type === 'run-finished') {
       // A finished run may unblock the next CatchUp tick or backfill step; other jobs don't care.
       const job = this.#jobs.get(notification.jobName);
-      if (job !== undefined && (job.record.concurrencyPolicy === 'CatchUp' || job.record.backfills.length > 0)) {
+      if (job !== undefined && (waitsForRuns(job.record) || job.record.backfills.length > 0)) {
         this.#blocked.delete(notification.jobName);
         this.#setDue(notification.jobName, job, this.#rt.clock.now());
         void this.wake();
@@ -272,7 +272,7 @@ export class PlanLoop {
           expectedCursor: record.cursor,
           cursor: tick,
           now,
-          ...(decision.kind === 'run' ? { run: { id: scheduledRunId(name, tick), jobName: name, scheduledAt: tick, trigger: 'schedule' } } : {}),
+          ...(decision.kind === 'run' ? { run: scheduledRun(record, tick) } : {}),
         }),
       );
       if (result === undefined) {
@@ -295,7 +295,8 @@ export class PlanLoop {
     job.record = result.job;
     if (result.outcome === 'conflict') return true; // re-plan from the store's cursor
     if (result.outcome === 'blocked') {
-      this.#blocked.add(name); // CatchUp: the run-finished notification (or the heartbeat) wakes the job
+      // CatchUp, BufferOne: the tick waits; the run-finished notification (or the heartbeat) wakes the job.
+      this.#blocked.add(name);
       return false;
     }
     if (missed !== undefined) {
@@ -423,7 +424,7 @@ export class PlanLoop {
   #decide(record: JobRecord, now: number): Plan {
     const schedule = this.#rt.schedules.of(record);
     const { concurrencyPolicy: policy, cursor, startingDeadlineMs } = record;
-    return plan({ schedule, policy, cursor, now, startingDeadlineMs, aheadMs: aheadOf(record) });
+    return plan({ schedule, policy, cursor, now, startingDeadlineMs, aheadMs: aheadOf(record), runsLeft: runsLeft(record) });
   }
 
   #setDue(name: string, job: PlannedJob, at: number): void {
@@ -474,4 +475,16 @@ export class PlanLoop {
 /** How long before its tick the job's next run is created: only `Allow` decides nothing on the runs active at the tick. */
 function aheadOf(record: JobRecord): number {
   return record.concurrencyPolicy === 'Allow' ? PLAN_AHEAD_MS : 0;
+}
+
+/** Jobs whose due tick waits for the active run to finish: a finished run may let it run. */
+function waitsForRuns(record: JobRecord): boolean {
+  return record.concurrencyPolicy === 'CatchUp' || record.concurrencyPolicy === 'BufferOne';
+}
+
+/** The run of `tick`: nominal ID and `scheduledAt`, ready later when the job has a jitter. */
+function scheduledRun(record: JobRecord, tick: number): NewRun {
+  const id = scheduledRunId(record.name, tick);
+  const run: NewRun = { id, jobName: record.name, scheduledAt: tick, trigger: 'schedule' };
+  return record.jitterMs === undefined ? run : { ...run, readyAt: jitteredReadyAt(id, tick, record.jitterMs) };
 }

@@ -5,8 +5,9 @@
  * planning after 30 million missed ticks costs what planning after one does.
  * Policy checks that depend on active runs happen atomically in the store.
  */
+import { hashToUnit } from './backoff.js';
 import type { Schedule } from './schedule/index.js';
-import type { ConcurrencyPolicy, ScheduleSpec } from './store.js';
+import type { ConcurrencyPolicy, JobRecord, ScheduleSpec } from './store.js';
 
 export interface PlanInput {
   readonly schedule: Schedule;
@@ -21,6 +22,8 @@ export interface PlanInput {
    * policies decide on the runs that are active at the tick.)
    */
   readonly aheadMs?: number;
+  /** Scheduled runs the job may still create (`maxRuns` less those created); none left: the job is finished. */
+  readonly runsLeft?: number | undefined;
 }
 
 /** Missed ticks, reported as a range: first and last missed tick, inclusive. */
@@ -40,6 +43,7 @@ export type Plan =
   | { readonly kind: 'miss'; readonly cursor: number; readonly missed: MissedRange };
 
 export function plan(input: PlanInput): Plan {
+  if (input.runsLeft !== undefined && input.runsLeft <= 0) return { kind: 'wait', wakeAt: undefined };
   const first = input.schedule.next(input.cursor);
   if (first === undefined) return { kind: 'wait', wakeAt: undefined };
   // A tick not yet due is created ahead only when nothing earlier is due: a due tick runs now.
@@ -49,7 +53,7 @@ export function plan(input: PlanInput): Plan {
   return input.policy === 'CatchUp' ? planCatchUp(input, first, oldestStartable) : planLatest(input, first, oldestStartable);
 }
 
-/** Allow, Forbid, Replace: the latest due tick runs; earlier due ticks are coalesced. */
+/** Allow, Forbid, Replace, BufferOne: the latest due tick runs; earlier due ticks are coalesced. */
 function planLatest(input: PlanInput, first: number, oldestStartable: number): Plan {
   // `first <= now` guarantees a latest due tick exists.
   const latest = input.schedule.latest(input.now) as number;
@@ -95,4 +99,18 @@ export function firstBackfillTick(schedule: Schedule, from: number, to: number):
 /** The backfill tick after `tick`, or undefined when `tick` was the range's last. */
 export function nextBackfillTick(schedule: Schedule, tick: number, to: number): number | undefined {
   return firstBackfillTick(schedule, tick + 1, to);
+}
+
+/** Scheduled runs the job may still create, or undefined when it has no `maxRuns`. */
+export function runsLeft(job: Pick<JobRecord, 'maxRuns' | 'scheduledRuns'>): number | undefined {
+  return job.maxRuns === undefined ? undefined : Math.max(0, job.maxRuns - job.scheduledRuns);
+}
+
+/**
+ * When a scheduled run of a job with `jitterMs` becomes ready: its tick plus a delay in
+ * `[0, jitterMs)` that is a pure function of the run ID, so every instance, and every
+ * retry of the planner, computes the same one.
+ */
+export function jitteredReadyAt(runId: string, tick: number, jitterMs: number): number {
+  return tick + Math.floor(hashToUnit(`${runId}#jitter`) * jitterMs);
 }

@@ -6,9 +6,10 @@
 import * as z from 'zod/mini';
 import { systemClock } from './clock.js';
 import { ValidationError, messageOf } from './errors.js';
-import { checkZoneAndCron, countArgSchema, instantSchema, scheduleSchema, toScheduleSpec } from './options.js';
+import { checkZoneAndCron, countArgSchema, instantSchema, maxRunsSchema, scheduleSchema, toScheduleSpec } from './options.js';
 import { defaultAnchor } from './planner.js';
 import { compileSchedule, describeTick } from './schedule/index.js';
+import { WindowedSchedule } from './schedule/window.js';
 import type { ScheduleSpec } from './store.js';
 import type { Instant, ScheduleInput } from './types.js';
 import { parseInput, strictObject } from './validation.js';
@@ -20,6 +21,11 @@ export interface NextTicksOptions {
   readonly after?: Instant;
   /** How many ticks, 1 to 10,000 (fewer when the schedule has no more). @default 10 */
   readonly count?: number;
+  /** A job's window: no tick before `startAt` or after `endAt` (as `register()` takes them). */
+  readonly startAt?: Instant;
+  readonly endAt?: Instant;
+  /** A job's `maxRuns`: at most this many ticks, as a job registered at `after` would run. */
+  readonly maxRuns?: number;
 }
 
 export interface LatestTickOptions {
@@ -52,6 +58,9 @@ const nextTicksSchema = strictObject({
   timezone: timezoneSchema,
   after: z.optional(instantSchema),
   count: z._default(countArgSchema, 10),
+  startAt: z.optional(instantSchema),
+  endAt: z.optional(instantSchema),
+  maxRuns: z.optional(maxRunsSchema),
 }).check(z.superRefine(checkZoneAndCron));
 
 const latestTickSchema = strictObject({
@@ -109,9 +118,11 @@ function ticksAfter(context: string, schedule: unknown, options: unknown): { spe
   const input = readArguments(nextTicksSchema, schedule, options, context);
   const after = input.after ?? systemClock.now();
   const spec = toScheduleSpec(input.schedule);
-  const compiled = compileSchedule(spec, input.timezone, defaultAnchor(after));
+  const ticksOf = compileSchedule(spec, input.timezone, defaultAnchor(after));
+  const compiled = input.startAt === undefined && input.endAt === undefined ? ticksOf : new WindowedSchedule(ticksOf, input.startAt, input.endAt);
+  const count = Math.min(input.count, input.maxRuns ?? Infinity);
   const ticks: number[] = [];
-  for (let from = after; ticks.length < input.count; ) {
+  for (let from = after; ticks.length < count; ) {
     const tick = compiled.next(from);
     if (tick === undefined) break;
     ticks.push(tick);

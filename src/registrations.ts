@@ -183,5 +183,9 @@ function toSpec(job: NormalizedJob): JobSpec {
   if (job.startingDeadlineMs !== undefined) spec.startingDeadlineMs = job.startingDeadlineMs;
   if (job.fanOut !== undefined) spec.fanOut = job.fanOut;
   if (job.pendingTimeoutMs !== undefined) spec.pendingTimeoutMs = job.pendingTimeoutMs;
+  if (job.startAt !== undefined) spec.startAt = job.startAt;
+  if (job.endAt !== undefined) spec.endAt = job.endAt;
+  if (job.jitterMs !== undefined) spec.jitterMs = job.jitterMs;
+  if (job.maxRuns !== undefined) spec.maxRuns = job.maxRuns;
   return spec;
 }

@@ -13,6 +13,7 @@ import type { HealthMonitor } from './health.js';
 import type { Log } from './logging.js';
 import { Pacer } from './pacer.js';
 import { compileSchedule, type Schedule } from './schedule/index.js';
+import { WindowedSchedule } from './schedule/window.js';
 import { defaultAnchor } from './planner.js';
 import type { JobRecord, ScheduleSpec, Store } from './store.js';
 
@@ -93,34 +94,54 @@ function storeError(operation: string, cause: unknown): TickworkError {
   return cause instanceof TickworkError ? cause : new StoreError(operation, cause);
 }
 
+/** What compiling a job's schedule reads of its record. */
+type ScheduleSource = Pick<JobRecord, 'schedule' | 'timezone' | 'createdAt' | 'startAt' | 'endAt'>;
+
 /** Compiled schedules, keyed by what defines them; a job's schedule is compiled once per definition. */
 export class ScheduleCache {
   readonly #compiled = new Map<string, Schedule>();
   /** Records of one job share their `schedule` object until the spec changes: a look-up without building a key. */
-  readonly #bySpec = new WeakMap<object, { readonly timezone: string; readonly createdAt: number; readonly schedule: Schedule }>();
+  readonly #bySpec = new WeakMap<object, Known>();
 
-  of(job: Pick<JobRecord, 'schedule' | 'timezone' | 'createdAt'>): Schedule {
+  /** The job's ticks, cut to its `startAt`/`endAt` window. */
+  of(job: ScheduleSource): Schedule {
     const known = this.#bySpec.get(job.schedule);
     // Only an unanchored `every` depends on the job's creation: records of other jobs that share a spec share its schedule.
-    if (known !== undefined && known.timezone === job.timezone && (known.createdAt === job.createdAt || !isUnanchored(job.schedule))) {
+    if (
+      known !== undefined &&
+      known.timezone === job.timezone &&
+      known.startAt === job.startAt &&
+      known.endAt === job.endAt &&
+      (known.createdAt === job.createdAt || !isUnanchored(job.schedule))
+    ) {
       return known.schedule;
     }
     const schedule = this.#compile(job);
-    this.#bySpec.set(job.schedule, { timezone: job.timezone, createdAt: job.createdAt, schedule });
+    this.#bySpec.set(job.schedule, { timezone: job.timezone, createdAt: job.createdAt, startAt: job.startAt, endAt: job.endAt, schedule });
     return schedule;
   }
 
   /** A record whose `schedule` object is new here (a store may read each record back from the wire): found by what defines it. */
-  #compile(job: Pick<JobRecord, 'schedule' | 'timezone' | 'createdAt'>): Schedule {
+  #compile(job: ScheduleSource): Schedule {
     const anchor = defaultAnchor(job.createdAt);
-    const key = scheduleKey(job.schedule, job.timezone, anchor);
+    const key = `${scheduleKey(job.schedule, job.timezone, anchor)} [${job.startAt ?? ''},${job.endAt ?? ''}]`;
     let schedule = this.#compiled.get(key);
     if (schedule === undefined) {
-      schedule = compileSchedule(job.schedule, job.timezone, anchor);
+      const ticks = compileSchedule(job.schedule, job.timezone, anchor);
+      schedule = job.startAt === undefined && job.endAt === undefined ? ticks : new WindowedSchedule(ticks, job.startAt, job.endAt);
       this.#compiled.set(key, schedule);
     }
     return schedule;
   }
+}
+
+/** What a job's compiled schedule was built from, besides its spec object (the WeakMap's key). */
+interface Known {
+  readonly timezone: string;
+  readonly createdAt: number;
+  readonly startAt: number | undefined;
+  readonly endAt: number | undefined;
+  readonly schedule: Schedule;
 }
 
 /** What a compiled schedule depends on: a cron's zone, an unanchored `every`'s default anchor. */

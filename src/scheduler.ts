@@ -32,7 +32,7 @@ import {
 } from './options.js';
 import { PlanLoop } from './plan-loop.js';
 import { Registrations } from './registrations.js';
-import { firstBackfillTick } from './planner.js';
+import { firstBackfillTick, runsLeft } from './planner.js';
 import { manualRunId } from './run-id.js';
 import { createRuntime, type Runtime } from './runtime.js';
 import { batchesOf, isActive } from './store-rules.js';
@@ -41,6 +41,7 @@ import type {
   BackfillOptions,
   JobDefinition,
   JobInfo,
+  JsonData,
   ListRunsOptions,
   RunInfo,
   SchedulerOptions,
@@ -69,7 +70,11 @@ const START_WAIT_MS = 5_000;
  */
 const IDENTITY_CHECK_MS = 2_000;
 
-export class Scheduler extends EventEmitter<SchedulerEvents> {
+/**
+ * `Data`: the data type of the jobs, for the run records of events, `listRuns()` and
+ * `trigger()` (a union when jobs differ). @default JsonValue
+ */
+export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Data>> {
   readonly #rt: Runtime;
   readonly #registrations: Registrations;
   readonly #planLoop: PlanLoop;
@@ -141,9 +146,9 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
    * Throws a `ValidationError` at once on bad input. The job is written to the store
    * when the scheduler starts, or right away if it is running.
    */
-  register<Data extends JsonValue = JsonValue>(definition: JobDefinition<Data>): void {
+  register<JobData = Data>(definition: JobDefinition<JobData> & JsonData<NoInfer<JobData>>): void {
     const parsed = parseJobDefinition(definition as unknown as JobDefinition);
-    const job = this.#telemetry === undefined ? parsed : { ...parsed, handler: this.#telemetry.wrap(parsed.handler) };
+    const job = this.#telemetry === undefined ? parsed : { ...parsed, handler: this.#telemetry.wrap(parsed.handler, parsed.jitterMs) };
     if (this.#registrations.jobs.has(job.name)) {
       throw new ValidationError(`register(${JSON.stringify(job.name)})`, [
         { path: 'name', message: 'is already registered in this scheduler (unregister it first)', value: job.name },
@@ -185,7 +190,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   }
 
   /** Creates a manual run now. With an `idempotencyKey`, a repeated trigger returns the existing run. */
-  async trigger(name: string, options: TriggerOptions = {}): Promise<RunInfo> {
+  async trigger(name: string, options: TriggerOptions<Data> & JsonData<NoInfer<Data>> = {}): Promise<RunInfo<Data>> {
     parseInput(nameSchema, name, 'trigger(name)');
     const parsed = parseInput(triggerOptionsSchema, options, `trigger(${JSON.stringify(name)})`);
     const now = this.#rt.clock.now();
@@ -199,7 +204,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     if (result.outcome === 'missing-job') throw new JobNotFoundError(name);
     const run = toRunInfo(result.run);
     if (result.outcome === 'created') safeEmit(this, 'run:created', { run });
-    return run;
+    return run as RunInfo<Data>;
   }
 
   /**
@@ -248,17 +253,20 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   }
 
   /** The job's runs, newest first. */
-  async listRuns(name: string, options: ListRunsOptions = {}): Promise<RunInfo[]> {
+  async listRuns(name: string, options: ListRunsOptions = {}): Promise<RunInfo<Data>[]> {
     parseInput(storedNameSchema, name, 'listRuns(name)');
     const parsed = parseInput(listRunsOptionsSchema, options, `listRuns(${JSON.stringify(name)})`);
     const statuses = parsed.status === undefined ? undefined : Array.isArray(parsed.status) ? parsed.status : [parsed.status];
     const runs = await this.#rt.call('listRuns', () =>
       this.#rt.store.listRuns({ jobName: name, limit: parsed.limit, ...(statuses === undefined ? {} : { statuses }) }),
     );
-    return runs.map(toRunInfo);
+    return runs.map(toRunInfo) as RunInfo<Data>[];
   }
 
-  /** The next `count` ticks of the job after now (a run created ahead of its tick is still to come). */
+  /**
+   * The next `count` ticks of the job after now (a run created ahead of its tick is
+   * still to come), within its `startAt`/`endAt` window and its `maxRuns`.
+   */
   async nextRuns(name: string, count: number): Promise<Date[]> {
     parseInput(storedNameSchema, name, 'nextRuns(name)');
     parseInput(countArgSchema, count, 'nextRuns(count)');
@@ -266,7 +274,8 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     const schedule = this.#rt.schedules.of(record);
     const ticks: Date[] = [];
     let after = this.#rt.clock.now();
-    for (let i = 0; i < count; i += 1) {
+    const limit = Math.min(count, this.#ticksLeft(record, after));
+    for (let i = 0; i < limit; i += 1) {
       const tick = schedule.next(after);
       if (tick === undefined) break;
       ticks.push(new Date(tick));
@@ -405,12 +414,14 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     Object.defineProperty(this, ERROR_SINK, { value: (error: Error) => log.error(error) });
     this.#telemetry?.observe(this);
     if (!log.enabled) return;
-    this.on('tick:missed', (event) => log.ticksMissed(event));
-    this.on('tick:skipped', (event) => log.tickSkipped(event));
-    this.on('run:retry', ({ run, error, index }) => {
+    // The log reads only the records' plain fields, never `data`: any `Data` will do.
+    const events = this as EventEmitter<SchedulerEvents>;
+    events.on('tick:missed', (event) => log.ticksMissed(event));
+    events.on('tick:skipped', (event) => log.tickSkipped(event));
+    events.on('run:retry', ({ run, error, index }) => {
       if (error.name === LEASE_EXPIRED_ERROR.name) log.runRecovered(run, index);
     });
-    this.on('run:failed', ({ run, error, reason }) => {
+    events.on('run:failed', ({ run, error, reason }) => {
       if (reason === 'pending-timeout') log.pendingTimeout(run);
       else log.runFailed(run, error, reason);
     });
@@ -441,7 +452,14 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
 
   #toJobInfo(record: JobRecord, active: readonly RunRecord[]): JobInfo {
     // The tick after the cursor, unless the cursor is a tick still to come (its run was created ahead of it).
-    const nextAfter = Math.min(record.cursor, this.#rt.clock.now());
-    return toJobInfo(record, active, this.#rt.schedules.of(record).next(nextAfter));
+    const now = this.#rt.clock.now();
+    const next = this.#ticksLeft(record, now) > 0 ? this.#rt.schedules.of(record).next(Math.min(record.cursor, now)) : undefined;
+    return toJobInfo(record, active, next);
+  }
+
+  /** How many ticks after now may still run under `maxRuns`: a run created ahead of its tick is counted yet still to come. */
+  #ticksLeft(record: JobRecord, now: number): number {
+    const left = runsLeft(record);
+    return left === undefined ? Infinity : left + (record.cursor > now ? 1 : 0);
   }
 }

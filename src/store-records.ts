@@ -5,7 +5,7 @@
  */
 import type { ScheduleSpec } from './schedule/types.js';
 
-export type ConcurrencyPolicy = 'Allow' | 'Forbid' | 'Replace' | 'CatchUp';
+export type ConcurrencyPolicy = 'Allow' | 'Forbid' | 'Replace' | 'CatchUp' | 'BufferOne';
 export type RunStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled';
 export type RunTrigger = 'schedule' | 'manual' | 'backfill';
 /** Statuses in which a run counts as active for concurrency policies. */
@@ -61,6 +61,13 @@ export interface JobSpec {
   readonly pendingTimeoutMs?: number;
   /** The store prunes beyond the counts on every finish, and deletes by age with `deleteExpiredRuns`. */
   readonly history: HistoryLimits;
+  /** The window: no tick before `startAt` or after `endAt` (inclusive bounds) becomes a run. Planned by the core. */
+  readonly startAt?: number;
+  readonly endAt?: number;
+  /** Each scheduled run is ready up to this long after its tick (`NewRun.readyAt`); planned by the core. */
+  readonly jitterMs?: number;
+  /** `scheduleRun` creates no run once `scheduledRuns` has reached this. */
+  readonly maxRuns?: number;
 }
 
 /** A pending backfill: ticks from `next` to `to` (inclusive) still to be run, oldest first. */
@@ -89,6 +96,12 @@ export interface JobRecord extends JobSpec {
   readonly succeeded: number;
   readonly failed: number;
   readonly skipped: number;
+  /**
+   * Scheduled runs `scheduleRun` created over the job's life (manual and backfill runs
+   * not counted): 0 when the job is created, + 1 atomically with each created run,
+   * kept on re-registration. `maxRuns` is checked against it.
+   */
+  readonly scheduledRuns: number;
   /** Pending backfills, oldest request first. */
   readonly backfills: readonly BackfillRange[];
 }

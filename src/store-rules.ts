@@ -175,6 +175,10 @@ export function sameSpec(a: JobSpec, b: JobSpec): boolean {
     a.fanOut?.completions === b.fanOut?.completions &&
     a.fanOut?.parallelism === b.fanOut?.parallelism &&
     a.fanOut?.retryLimit === b.fanOut?.retryLimit &&
+    a.startAt === b.startAt &&
+    a.endAt === b.endAt &&
+    a.jitterMs === b.jitterMs &&
+    a.maxRuns === b.maxRuns &&
     sameSchedule(a.schedule, b.schedule)
   );
 }

@@ -46,6 +46,8 @@ export interface NewRun {
   readonly scheduledAt: number;
   readonly trigger: RunTrigger;
   readonly data?: JsonValue;
+  /** Scheduled runs only: when the run may start, if later than its tick (the job's `jitterMs`). */
+  readonly readyAt?: number;
   /**
    * The W3C `traceparent` of the `trigger()` or `backfill()` call that asked for the
    * run (telemetry on, called inside a span). The store keeps it with the run, as it
@@ -105,11 +107,11 @@ export type ScheduleRunResult =
   | { readonly outcome: 'exists'; readonly job: JobRecord; readonly run: RunRecord }
   /** `Forbid` with an active run: the tick was skipped, `skipped` incremented, the cursor advanced. */
   | { readonly outcome: 'skipped'; readonly job: JobRecord; readonly active: readonly string[] }
-  /** `CatchUp` with an active run: nothing written; plan again when that run finishes. */
+  /** `CatchUp` or `BufferOne` with an active run: nothing written; plan again when that run finishes. */
   | { readonly outcome: 'blocked'; readonly job: JobRecord; readonly active: readonly string[] }
   /** No run was asked for: the cursor advanced. */
   | { readonly outcome: 'advanced'; readonly job: JobRecord }
-  /** Nothing written: the job is missing, suspended, or its cursor is not `expectedCursor`. */
+  /** Nothing written: the job is missing, suspended, its cursor is not `expectedCursor`, or a run was asked past `maxRuns`. */
   | { readonly outcome: 'conflict'; readonly job?: JobRecord };
 
 export interface CreateRunInput {
@@ -314,15 +316,17 @@ export interface Store {
    * concurrency policy. With `expectedCursor` matching and the job not suspended:
    * - no `run`: the cursor moves (`advanced`);
    * - `run.id` exists: the cursor moves, nothing else (`exists`);
+   * - the job has `maxRuns` and `scheduledRuns >= maxRuns`: nothing written (`conflict`);
    * - `Forbid` with an active run: `skipped` + 1 and the cursor moves (`skipped`);
-   * - `CatchUp` with an active run: nothing written (`blocked`);
+   * - `CatchUp` or `BufferOne` with an active run: nothing written (`blocked`);
    * - `Replace`: every active run is cancelled (`finishedAt = now`) first;
    * - otherwise the run is created `pending`, attempt 1, fence 0, `readyAt =
-   *   max(now, run.scheduledAt)` (the planner creates an `Allow` job's run ahead of
-   *   its tick), with `fanOut` counts at 0 when the job has `fanOut` and
-   *   `pendingUntil` when it has `pendingTimeoutMs`, and the cursor moves
-   *   (`created`). (`createRun` and `scheduleBackfillRun` create runs the same way,
-   *   ready at `now`.)
+   *   max(now, run.readyAt ?? run.scheduledAt)` (the planner creates an `Allow` job's
+   *   run ahead of its tick, and a jittered run ready after it), with `fanOut` counts
+   *   at 0 when the job has `fanOut` and `pendingUntil` when it has
+   *   `pendingTimeoutMs`, `scheduledRuns` + 1, and the cursor moves (`created`).
+   *   (`createRun` and `scheduleBackfillRun` create runs the same way, ready at `now`,
+   *   without counting them.)
    * Sets `lastScheduleTime` to the new cursor whenever the cursor moves. Notifies
    * `run-ready` for a created run and `run-finished` for each cancelled one.
    */

@@ -10,7 +10,7 @@ import type { ConcurrencyPolicy, JsonValue, Lock, RunStatus, RunTrigger, Store }
 import type { TelemetryOptions } from './telemetry/telemetry.js';
 
 export type { ConcurrencyPolicy, JsonValue, RunStatus, RunTrigger } from './store.js';
-export type { Duration } from './duration.js';
+export type { Duration, DurationString, DurationUnit } from './duration.js';
 
 /**
  * An instant: a `Date`, milliseconds since the epoch (a fraction is truncated), or an
@@ -57,7 +57,7 @@ export interface RunInterval {
 }
 
 /** What a handler receives. */
-export interface RunContext<Data extends JsonValue = JsonValue> {
+export interface RunContext<Data = JsonValue> {
   /** Deterministic: `${job}.${unixSeconds(scheduledAt)}`, `${job}.manual.${key}` or `${job}.backfill.${unixSeconds}`. */
   readonly runId: string;
   readonly jobName: string;
@@ -82,9 +82,38 @@ export interface RunContext<Data extends JsonValue = JsonValue> {
   readonly data: Data | undefined;
 }
 
-export type JobHandler<Data extends JsonValue = JsonValue> = (ctx: RunContext<Data>) => unknown;
+export type JobHandler<Data = JsonValue> = (ctx: RunContext<Data>) => unknown;
 
-export interface JobDefinition<Data extends JsonValue = JsonValue> {
+/**
+ * `T` as JSON sees it: primitives and arrays as they are, an object (an `interface`
+ * without an index signature included) property by property, and `never` for what
+ * JSON cannot hold (a `Date`, a function, `undefined` values, a class with methods).
+ */
+export type JsonCompatible<T> = T extends string | number | boolean | null
+  ? T
+  : T extends (...args: never[]) => unknown
+    ? never
+    : T extends object
+      ? { [K in keyof T]: JsonCompatible<T[K]> }
+      : never;
+
+/**
+ * What `register()` and `trigger()` add to their input's type to accept only
+ * JSON-compatible `data`: nothing when `Data` is, and a `data` it cannot match (so
+ * the compiler names the property that is not JSON) when it is not.
+ */
+export type JsonData<Data> = [Data] extends [JsonValue]
+  ? unknown
+  : [Data] extends [JsonCompatible<Data>]
+    ? unknown
+    : { readonly data?: JsonCompatible<Data> };
+
+/**
+ * A job. `Data` is the type of its `data`, inferred from it or from the handler's
+ * `ctx` annotation: any JSON-compatible type, an `interface` without an index
+ * signature included (`register()` refuses, at compile time, data JSON cannot hold).
+ */
+export interface JobDefinition<Data = JsonValue> {
   /**
    * Unique per store: letters, digits, `-`, `_`, `.`; 1 to 200 characters; no
    * dot-separated part may be `manual` or `backfill` (they mark manual and backfill
@@ -94,8 +123,37 @@ export interface JobDefinition<Data extends JsonValue = JsonValue> {
   readonly schedule: ScheduleInput;
   /** IANA time zone the cron fields are read in. @default 'UTC' */
   readonly timezone?: string;
-  /** @default 'Allow' */
+  /**
+   * What a due tick does while a run of the job is active (see the README's "Which
+   * ticks run"). `BufferOne`: as `Forbid`, but the latest such tick waits (one at
+   * most; a later one replaces it, the replaced one reported missed) and runs as soon
+   * as the active run finishes. @default 'Allow'
+   */
   readonly concurrencyPolicy?: ConcurrencyPolicy;
+  /**
+   * No tick before this instant becomes a run. Changing it on re-registration applies
+   * to ticks after the cursor only. @default no start
+   */
+  readonly startAt?: Instant;
+  /**
+   * No tick after this instant (inclusive bound) becomes a run; once the last tick
+   * of the window is dealt with the job is finished (`nextRunAt` undefined,
+   * `finished: true`). At or after `startAt`. @default no end
+   */
+  readonly endAt?: Instant;
+  /**
+   * Each scheduled run becomes ready at its tick plus a delay in `[0, jitter)`,
+   * derived from the run ID (every instance agrees; planning again does not move it).
+   * `scheduledAt`, the run ID and `interval` stay nominal; the pending timeout counts
+   * from the ready time. Spreads jobs that share a tick. @default 0
+   */
+  readonly jitter?: Duration;
+  /**
+   * After this many scheduled runs the job is finished. Counted by the store with the
+   * cursor (across instances and restarts); manual and backfill runs do not count.
+   * @default no limit
+   */
+  readonly maxRuns?: number;
   /** A due tick older than `now − startingDeadline` when its run would be created is missed. */
   readonly startingDeadline?: Duration;
   /**
@@ -180,7 +238,7 @@ export interface StopOptions {
   readonly timeout?: Duration;
 }
 
-export interface TriggerOptions<Data extends JsonValue = JsonValue> {
+export interface TriggerOptions<Data = JsonValue> {
   /** JSON for this run instead of the job's `data` (`null` is a value: the run gets `null`). Copied at the call. */
   readonly data?: Data;
   /** A repeated trigger with the same key creates nothing new. */
@@ -210,8 +268,20 @@ export interface JobInfo {
   /** The planning cursor: the latest tick dealt with (run, skipped or missed). */
   readonly lastScheduleTime?: Date;
   readonly lastSuccessfulTime?: Date;
-  /** The next tick after the cursor; undefined when the schedule has none (a one-off that ran). */
+  /** The next tick after the cursor; undefined when the job is finished. */
   readonly nextRunAt?: Date;
+  /**
+   * True when no tick is left to run: a one-off that ran, a window past its `endAt`, or
+   * `maxRuns` reached (a run created ahead of its tick still to come counts as left).
+   */
+  readonly finished: boolean;
+  /** Scheduled runs created over the job's life (what `maxRuns` counts). */
+  readonly scheduledRuns: number;
+  readonly startAt?: Date;
+  readonly endAt?: Date;
+  /** The job's jitter in milliseconds, when it has one. */
+  readonly jitterMs?: number;
+  readonly maxRuns?: number;
   /** IDs of pending and running runs. */
   readonly active: readonly string[];
   readonly succeeded: number;
@@ -219,8 +289,8 @@ export interface JobInfo {
   readonly skipped: number;
 }
 
-/** A run as the store knows it. */
-export interface RunInfo {
+/** A run as the store knows it; `Data` is its job's data type (see `Scheduler`). */
+export interface RunInfo<Data = JsonValue> {
   readonly id: string;
   readonly jobName: string;
   readonly scheduledAt: Date;
@@ -233,7 +303,8 @@ export interface RunInfo {
   readonly error?: { readonly name: string; readonly message: string };
   /** When a pending run may start (its next retry). */
   readonly readyAt: Date;
-  readonly data?: JsonValue;
+  /** A manual trigger's `data` (absent: the run uses its job's). */
+  readonly data?: Data;
   /** Fan-out runs only: indices succeeded and running, and failed attempts over the whole run. */
   readonly completions?: CompletionsInfo;
 }

@@ -52,9 +52,15 @@ export function toJobInfo(job: JobRecord, active: readonly RunRecord[], nextRunA
     ...(job.lastScheduleTime === undefined ? {} : { lastScheduleTime: new Date(job.lastScheduleTime) }),
     ...(job.lastSuccessfulTime === undefined ? {} : { lastSuccessfulTime: new Date(job.lastSuccessfulTime) }),
     ...(nextRunAt === undefined ? {} : { nextRunAt: new Date(nextRunAt) }),
+    finished: nextRunAt === undefined,
     active: active.map((run) => run.id),
     succeeded: job.succeeded,
     failed: job.failed,
     skipped: job.skipped,
+    scheduledRuns: job.scheduledRuns,
+    ...(job.startAt === undefined ? {} : { startAt: new Date(job.startAt) }),
+    ...(job.endAt === undefined ? {} : { endAt: new Date(job.endAt) }),
+    ...(job.jitterMs === undefined ? {} : { jitterMs: job.jitterMs }),
+    ...(job.maxRuns === undefined ? {} : { maxRuns: job.maxRuns }),
   };
 }

@@ -1,5 +1,5 @@
 /** Shared set-up for scheduler tests on the fake clock. */
-import { Scheduler, MemoryStore, type SchedulerOptions, type Clock, type Store, type TimerHandle } from '../src/index.js';
+import { Scheduler, MemoryStore, type SchedulerOptions, type Clock, type Store, type TimerHandle, type Duration } from '../src/index.js';
 import type { SchedulerEvents } from '../src/events.js';
 import { FakeClock } from '../src/testing/index.js';
 
@@ -65,7 +65,7 @@ export function gate(): { handler: (ctx: { signal: AbortSignal }) => Promise<voi
 }
 
 /** Stops a scheduler whose handlers wait on the fake clock: time moves on while it waits for them. */
-export async function stopWhileAdvancing(scheduler: { stop(): Promise<void> }, clock: FakeClock, duration = '1h'): Promise<void> {
+export async function stopWhileAdvancing(scheduler: { stop(): Promise<void> }, clock: FakeClock, duration: Duration = '1h'): Promise<void> {
   const stopping = scheduler.stop();
   await clock.advance(duration);
   await stopping;
@@ -107,7 +107,7 @@ export class FreezableClock implements Clock {
     this.#inner.clearTimer(handle);
   }
 
-  sleep(duration: string | number, signal?: AbortSignal): Promise<void> {
+  sleep(duration: Duration, signal?: AbortSignal): Promise<void> {
     return this.#inner.sleep(duration, signal);
   }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { firstBackfillTick, initialCursor, nextBackfillTick, plan, type PlanInput } from '../src/planner.js';
+import { firstBackfillTick, initialCursor, jitteredReadyAt, nextBackfillTick, plan, runsLeft, type PlanInput } from '../src/planner.js';
 import { compileSchedule, type Schedule } from '../src/schedule/index.js';
+import { WindowedSchedule } from '../src/schedule/window.js';
 
 const MIN = 60_000;
 const T0 = Date.UTC(2026, 0, 1);
@@ -128,5 +129,66 @@ describe('backfill ticks', () => {
     expect(firstBackfillTick(everyMinute, T0 + 1, T0 + MIN - 1)).toBeUndefined();
     expect(nextBackfillTick(everyMinute, T0 + MIN, T0 + 2 * MIN)).toBe(T0 + 2 * MIN);
     expect(nextBackfillTick(everyMinute, T0 + 2 * MIN, T0 + 2 * MIN)).toBeUndefined();
+  });
+});
+
+describe('the schedule options in the planner', () => {
+  const windowed = new WindowedSchedule(everyMinute, T0 + 5 * MIN, T0 + 10 * MIN);
+
+  it('a window keeps next and latest on one tick set: nothing before startAt or after endAt', () => {
+    expect(windowed.next(T0)).toBe(T0 + 5 * MIN);
+    expect(windowed.next(T0 + 5 * MIN)).toBe(T0 + 6 * MIN);
+    expect(windowed.next(T0 + 10 * MIN)).toBeUndefined();
+    expect(windowed.latest(T0 + 4 * MIN)).toBeUndefined();
+    expect(windowed.latest(T0 + 7 * MIN + 1)).toBe(T0 + 7 * MIN);
+    expect(windowed.latest(T0 + 60 * MIN)).toBe(T0 + 10 * MIN);
+    // Either bound alone.
+    expect(new WindowedSchedule(everyMinute, undefined, T0).next(T0 - 1)).toBe(T0);
+    expect(new WindowedSchedule(everyMinute, T0 + MIN, undefined).latest(T0 + 90 * MIN)).toBe(T0 + 90 * MIN);
+  });
+
+  it('agrees with itself on every instant: latest(t) is the largest tick <= t, next(t) the smallest > t', () => {
+    for (let t = T0 - 2 * MIN; t <= T0 + 13 * MIN; t += 7_000) {
+      const latest = windowed.latest(t);
+      const next = windowed.next(t);
+      if (latest !== undefined) expect(windowed.next(latest - 1)).toBe(latest);
+      if (next !== undefined) expect(windowed.latest(next)).toBe(next);
+      if (latest !== undefined && next !== undefined) expect(windowed.next(latest)).toBe(next);
+    }
+  });
+
+  it('plans inside the window: after endAt the job has no tick left, and coalesces only inside it', () => {
+    expect(plan(input({ schedule: windowed, now: T0 + 2 * MIN }))).toEqual({ kind: 'wait', wakeAt: T0 + 5 * MIN });
+    expect(plan(input({ schedule: windowed, now: T0 + 60 * MIN }))).toEqual({
+      kind: 'run',
+      tick: T0 + 10 * MIN,
+      missed: { from: T0 + 5 * MIN, to: T0 + 9 * MIN, reason: 'coalesced' },
+    });
+    expect(plan(input({ schedule: windowed, cursor: T0 + 10 * MIN, now: T0 + 60 * MIN }))).toEqual({ kind: 'wait', wakeAt: undefined });
+  });
+
+  it('plans nothing once no run is left under maxRuns', () => {
+    expect(plan(input({ now: T0 + 5 * MIN, runsLeft: 0 }))).toEqual({ kind: 'wait', wakeAt: undefined });
+    expect(plan(input({ now: T0 + 5 * MIN, runsLeft: 1 })).kind).toBe('run');
+    expect(runsLeft({ maxRuns: 3, scheduledRuns: 1 })).toBe(2);
+    expect(runsLeft({ maxRuns: 3, scheduledRuns: 5 })).toBe(0);
+    expect(runsLeft({ scheduledRuns: 5 })).toBeUndefined();
+  });
+
+  it('BufferOne plans as Forbid does: the latest due tick, earlier ones coalesced', () => {
+    expect(plan(input({ policy: 'BufferOne', now: T0 + 3 * MIN + 5 }))).toEqual({
+      kind: 'run',
+      tick: T0 + 3 * MIN,
+      missed: { from: T0 + MIN, to: T0 + 2 * MIN, reason: 'coalesced' },
+    });
+  });
+
+  it('jitters a run within [0, jitterMs) of its tick, the same for the same run ID', () => {
+    const readyAt = jitteredReadyAt('job.1767225600', T0, 30_000);
+    expect(readyAt).toBeGreaterThanOrEqual(T0);
+    expect(readyAt).toBeLessThan(T0 + 30_000);
+    expect(jitteredReadyAt('job.1767225600', T0, 30_000)).toBe(readyAt);
+    expect(jitteredReadyAt('job.1767225660', T0, 30_000)).not.toBe(readyAt);
+    expect(jitteredReadyAt('job.1767225600', T0, 1)).toBe(T0);
   });
 });

@@ -181,3 +181,24 @@ describe('the five readings of the README', () => {
     expect(isoOf(nextTicks('0 0 * * 1#2', { after, count: 2 }))).toEqual(['2026-01-12T00:00:00.000Z', '2026-02-09T00:00:00.000Z']);
   });
 });
+
+describe('nextTicks with a job’s window and maxRuns', () => {
+  it('gives only the ticks inside [startAt, endAt], at most maxRuns of them, as the scheduler runs them', async () => {
+    const options = { after: '2026-01-01T00:00:00Z', startAt: '2026-01-01T03:00:00Z', endAt: '2026-01-01T06:00:00Z' } as const;
+    expect(isoOf(nextTicks('0 * * * *', options))).toEqual([
+      '2026-01-01T03:00:00.000Z',
+      '2026-01-01T04:00:00.000Z',
+      '2026-01-01T05:00:00.000Z',
+      '2026-01-01T06:00:00.000Z',
+    ]);
+    expect(isoOf(nextTicks('0 * * * *', { ...options, maxRuns: 2 }))).toEqual(['2026-01-01T03:00:00.000Z', '2026-01-01T04:00:00.000Z']);
+    expect(previewTicks('0 * * * *', { ...options, count: 1 }).map((tick) => tick.local)).toEqual(['2026-01-01T03:00:00']);
+    const { clock, scheduler, log } = harness();
+    scheduler.register({ name: 'w', schedule: '0 * * * *', startAt: options.startAt, endAt: options.endAt, maxRuns: 2, handler: () => {} });
+    await scheduler.start();
+    await clock.advance('8h');
+    expect(log.filter((e) => e.event === 'run:started').map((e) => e.at)).toEqual(['2026-01-01T03:00:00.000Z', '2026-01-01T04:00:00.000Z']);
+    await scheduler.stop();
+    expect(validationIssue(() => nextTicks('0 * * * *', { maxRuns: 0 })).path).toBe('maxRuns');
+  });
+});

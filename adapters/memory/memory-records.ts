@@ -83,9 +83,14 @@ export function copyJob(job: JobRecord): Draft<JobRecord> {
     succeeded: job.succeeded,
     failed: job.failed,
     skipped: job.skipped,
+    scheduledRuns: job.scheduledRuns,
     backfills: job.backfills,
   };
   if (job.startingDeadlineMs !== undefined) draft.startingDeadlineMs = job.startingDeadlineMs;
+  if (job.startAt !== undefined) draft.startAt = job.startAt;
+  if (job.endAt !== undefined) draft.endAt = job.endAt;
+  if (job.jitterMs !== undefined) draft.jitterMs = job.jitterMs;
+  if (job.maxRuns !== undefined) draft.maxRuns = job.maxRuns;
   if (job.fanOut !== undefined) draft.fanOut = job.fanOut;
   if (job.pendingTimeoutMs !== undefined) draft.pendingTimeoutMs = job.pendingTimeoutMs;
   if (job.lastScheduleTime !== undefined) draft.lastScheduleTime = job.lastScheduleTime;

@@ -102,21 +102,22 @@ export class MemoryStore implements Store {
     if (input.run === undefined) return { outcome: 'advanced', job: this.#advance(job, input) };
     const existing = this.#tables.run(input.run.id);
     if (existing !== undefined) return { outcome: 'exists', job: this.#advance(job, input), run: existing };
+    if (job.maxRuns !== undefined && job.scheduledRuns >= job.maxRuns) return { outcome: 'conflict', job };
 
     // Allow creates the run whatever else is active: only the other policies read the active runs.
     const active = job.concurrencyPolicy === 'Allow' ? NO_RUNS : this.#activeRuns(job.name);
     if (active.length > 0 && job.concurrencyPolicy === 'Forbid') {
-      return { outcome: 'skipped', job: this.#advance(job, input, job.skipped + 1), active: active.map((run) => run.id) };
+      return { outcome: 'skipped', job: this.#advance(job, input, { skipped: job.skipped + 1 }), active: active.map((run) => run.id) };
     }
-    if (active.length > 0 && job.concurrencyPolicy === 'CatchUp') {
+    if (active.length > 0 && (job.concurrencyPolicy === 'CatchUp' || job.concurrencyPolicy === 'BufferOne')) {
       return { outcome: 'blocked', job, active: active.map((run) => run.id) };
     }
     const cancelled =
       job.concurrencyPolicy === 'Replace' && active.length > 0
         ? active.map((run) => lifecycle.endRun(this.#tables, run, { status: 'cancelled' }, input.now))
         : [];
-    const run = this.#insertRun(input.run, input.now, Math.max(input.now, input.run.scheduledAt));
-    const advanced = this.#advance(job, input);
+    const run = this.#insertRun(input.run, input.now, Math.max(input.now, input.run.readyAt ?? input.run.scheduledAt));
+    const advanced = this.#advance(job, input, { scheduledRuns: job.scheduledRuns + 1 });
     if (cancelled.length > 0) lifecycle.prune(this.#tables, advanced);
     return { outcome: 'created', job: advanced, run, cancelled };
   }
@@ -228,7 +229,7 @@ export class MemoryStore implements Store {
       {},
       input.spec,
       existing === undefined
-        ? { suspended: input.suspended ?? false, createdAt: input.now, cursor: input.initialCursor, succeeded: 0, failed: 0, skipped: 0, backfills: [] }
+        ? { suspended: input.suspended ?? false, createdAt: input.now, cursor: input.initialCursor, succeeded: 0, failed: 0, skipped: 0, scheduledRuns: 0, backfills: [] }
         : {
             suspended: input.suspended ?? existing.suspended,
             createdAt: existing.createdAt,
@@ -238,6 +239,7 @@ export class MemoryStore implements Store {
             succeeded: existing.succeeded,
             failed: existing.failed,
             skipped: existing.skipped,
+            scheduledRuns: existing.scheduledRuns,
             backfills: existing.backfills,
           },
     );
@@ -263,12 +265,13 @@ export class MemoryStore implements Store {
     return active.length > 1 ? active.sort(compareOldestFirst) : active;
   }
 
-  /** Moves the job's cursor to `input.cursor` (and sets `skipped` when given). */
-  #advance(job: JobRecord, input: ScheduleRunInput, skipped?: number): JobRecord {
+  /** Moves the job's cursor to `input.cursor` (and sets the counts given). */
+  #advance(job: JobRecord, input: ScheduleRunInput, counts?: { skipped?: number; scheduledRuns?: number }): JobRecord {
     // Re-read: cancellations under Replace update the job's record first.
     const current = this.#tables.job(job.name) ?? job;
     const advanced = copyJob(current);
-    if (skipped !== undefined) advanced.skipped = skipped;
+    if (counts?.skipped !== undefined) advanced.skipped = counts.skipped;
+    if (counts?.scheduledRuns !== undefined) advanced.scheduledRuns = counts.scheduledRuns;
     advanced.cursor = input.cursor;
     advanced.lastScheduleTime = input.cursor;
     return this.#tables.putJob(advanced);

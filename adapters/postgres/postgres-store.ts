@@ -79,6 +79,10 @@ function upsertParam(input: UpsertJobInput): Record<string, unknown> {
     fanOutCompletions: spec.fanOut?.completions ?? null,
     fanOutParallelism: spec.fanOut?.parallelism ?? null,
     fanOutRetryLimit: spec.fanOut?.retryLimit ?? null,
+    startAt: spec.startAt ?? null,
+    endAt: spec.endAt ?? null,
+    jitterMs: spec.jitterMs ?? null,
+    maxRuns: spec.maxRuns ?? null,
     now: input.now,
     cursor: input.initialCursor,
     suspended: input.suspended ?? null,
@@ -181,7 +185,7 @@ export class PostgresStore implements Store {
     const { run } = input;
     const raw = (await this.#batched(
       `${input.jobName}.`,
-      this.#traced(run, 'schedule_run($1::text, $2::bigint, $3::bigint, $4::text, $5::bigint, $6::text, $7::json, $8::bigint)', 9),
+      this.#traced(run, 'schedule_run($1::text, $2::bigint, $3::bigint, $4::text, $5::bigint, $6::text, $7::json, $8::bigint, $9::bigint)', 10),
       [
         input.jobName,
         input.expectedCursor,
@@ -191,6 +195,7 @@ export class PostgresStore implements Store {
         run?.trigger ?? null,
         run === undefined ? null : dataParam(run),
         input.now,
+        run?.readyAt ?? null,
         ...traceParam(run),
       ],
     )) as Record<string, unknown> & { outcome: ScheduleRunResult['outcome'] };

@@ -16,9 +16,11 @@ const INDEX_FIELDS = ['runId', 'index', 'status', 'attempt', 'readyAt', 'fence']
 const INDEX_OPTIONAL = ['startedAt', 'finishedAt', 'error', 'owner', 'leaseUntil'];
 const JOB_FIELDS = [
   'name', 'schedule', 'timezone', 'concurrencyPolicy', 'history', 'suspended', 'createdAt', 'cursor',
-  'succeeded', 'failed', 'skipped', 'backfills',
+  'succeeded', 'failed', 'skipped', 'scheduledRuns', 'backfills',
 ];
-const JOB_OPTIONAL = ['startingDeadlineMs', 'fanOut', 'pendingTimeoutMs', 'lastScheduleTime', 'lastSuccessfulTime'];
+const JOB_OPTIONAL = [
+  'startingDeadlineMs', 'fanOut', 'pendingTimeoutMs', 'lastScheduleTime', 'lastSuccessfulTime', 'startAt', 'endAt', 'jitterMs', 'maxRuns',
+];
 
 function pick(raw: Raw, required: readonly string[], optional: readonly string[]): Raw {
   const out: Raw = {};

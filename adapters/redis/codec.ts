@@ -83,6 +83,7 @@ export function upsertArgs(input: UpsertJobInput): string[] {
     optional(spec.fanOut?.completions),
     optional(spec.fanOut?.parallelism),
     optional(spec.fanOut?.retryLimit),
+    optional(spec.maxRuns),
     num(input.now),
     num(input.initialCursor),
     input.suspended === undefined ? '' : input.suspended ? '1' : '0',
@@ -151,6 +152,7 @@ export function decodeJob(value: unknown): JobRecord {
     succeeded: Number(map.get('succeeded') ?? 0),
     failed: Number(map.get('failed') ?? 0),
     skipped: Number(map.get('skipped') ?? 0),
+    scheduledRuns: Number(map.get('scheduledRuns') ?? 0),
     backfills: asArray(backfills, 'job backfills').map(decodeBackfill),
   });
   assignNumber(job, map, 'lastScheduleTime');

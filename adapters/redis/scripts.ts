@@ -18,31 +18,31 @@ return version
 `);
 
 /** How many ARGV one job takes in `UPSERT_JOBS` (`upsertArgs` in codec.ts writes them). */
-export const UPSERT_ARGC = 13;
+export const UPSERT_ARGC = 14;
 
 /**
  * ARGV: one group of `UPSERT_ARGC` per job, upserted in order: name, specJson,
  * policy, historySucceeded, historyFailed, then the optional historyTtl,
- * pendingTimeout, fanCompletions, fanParallelism, fanRetryLimit ('' when absent),
+ * pendingTimeout, fanCompletions, fanParallelism, fanRetryLimit, maxRuns ('' when absent),
  * now, initialCursor, suspended ('' | '0' | '1'). Returns { created, job } per job,
  * with a third element, the cancelled runs, when suspending cancelled runs created ahead.
  */
 export const UPSERT_JOBS = script(`
 local results = {}
 for base = 0, #ARGV - 1, ${UPSERT_ARGC} do
-  local name, now, initialCursor, suspended = ARGV[base + 1], ARGV[base + 11], ARGV[base + 12], ARGV[base + 13]
+  local name, now, initialCursor, suspended = ARGV[base + 1], ARGV[base + 12], ARGV[base + 13], ARGV[base + 14]
   local key = jobKey(name)
   local created = redis.call('EXISTS', key) == 0
   redis.call('HSET', key, 'spec', ARGV[base + 2], 'policy', ARGV[base + 3], 'historySucceeded', ARGV[base + 4],
     'historyFailed', ARGV[base + 5])
   -- Copies of the spec's optional fields for the scripts; the spec is replaced as a whole.
-  for i, field in ipairs({ 'historyTtl', 'pendingTimeout', 'fanCompletions', 'fanParallelism', 'fanRetryLimit' }) do
+  for i, field in ipairs({ 'historyTtl', 'pendingTimeout', 'fanCompletions', 'fanParallelism', 'fanRetryLimit', 'maxRuns' }) do
     local value = ARGV[base + 5 + i]
     if value == '' then redis.call('HDEL', key, field) else redis.call('HSET', key, field, value) end
   end
   if created then
     redis.call('HSET', key, 'createdAt', now, 'cursor', initialCursor, 'succeeded', '0', 'failed', '0', 'skipped', '0',
-      'suspended', suspended == '1' and '1' or '0')
+      'scheduledRuns', '0', 'suspended', suspended == '1' and '1' or '0')
     redis.call('ZADD', JOBS, 0, name)
   elseif suspended ~= '' then
     redis.call('HSET', key, 'suspended', suspended)
@@ -110,15 +110,16 @@ return { jobReply(name), cancelled }
 `);
 
 /**
- * ARGV: jobName, expectedCursor, cursor, now, hasRun ('1' | '0'), then the run
- * (id, jobName, scheduledAt, trigger, hasData, data[, traceparent]).
+ * ARGV: jobName, expectedCursor, cursor, now, hasRun ('1' | '0'), then for a run its
+ * readyAt ('' for its tick) and the run (id, jobName, scheduledAt, trigger, hasData,
+ * data[, traceparent]).
  * Returns { outcome, job, run | activeIds, cancelled }.
  */
 export const SCHEDULE_RUN = batchable(`
 local name, expected, cursor, now = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local key = jobKey(name)
 -- Every job has a cursor: none means no job.
-local job = redis.call('HMGET', key, 'suspended', 'cursor', 'policy')
+local job = redis.call('HMGET', key, 'suspended', 'cursor', 'policy', 'maxRuns', 'scheduledRuns')
 if not job[2] then return { 'conflict' } end
 if job[1] == '1' or tonumber(job[2]) ~= tonumber(expected) then return { 'conflict', jobReply(name) } end
 local function advance() redis.call('HSET', key, 'cursor', cursor, 'lastScheduleTime', cursor) end
@@ -126,11 +127,12 @@ if ARGV[5] ~= '1' then
   advance()
   return { 'advanced', jobReply(name) }
 end
-local runId = ARGV[6]
+local runId = ARGV[7]
 if redis.call('EXISTS', runKey(runId)) == 1 then
   advance()
   return { 'exists', jobReply(name), runReply(runId) }
 end
+if job[4] and tonumber(job[5] or '0') >= tonumber(job[4]) then return { 'conflict', jobReply(name) } end
 local policy = job[3]
 -- Allow creates the run whatever else is active: only the other policies read the active runs.
 local active = policy == 'Allow' and {} or activeRuns(name)
@@ -141,7 +143,7 @@ if #active > 0 and policy == 'Forbid' then
   advance()
   return { 'skipped', jobReply(name), activeIds }
 end
-if #active > 0 and policy == 'CatchUp' then return { 'blocked', jobReply(name), activeIds } end
+if #active > 0 and (policy == 'CatchUp' or policy == 'BufferOne') then return { 'blocked', jobReply(name), activeIds } end
 local cancelled = {}
 if policy == 'Replace' then
   for _, run in ipairs(active) do
@@ -149,8 +151,10 @@ if policy == 'Replace' then
     table.insert(cancelled, flat(run))
   end
 end
--- Ready at its tick: the planner creates an Allow job's run ahead of it.
-local run = insertRun(ARGV, 6, now, tonumber(ARGV[8]) > tonumber(now) and ARGV[8] or now)
+-- Ready at its tick (the planner creates an Allow job's run ahead of it), or at its jittered readyAt.
+local readyAt = ARGV[6] ~= '' and ARGV[6] or ARGV[9]
+local run = insertRun(ARGV, 7, now, tonumber(readyAt) > tonumber(now) and readyAt or now)
+redis.call('HINCRBY', key, 'scheduledRuns', 1)
 advance()
 return { 'created', jobReply(name), flat(run), cancelled }
 `);

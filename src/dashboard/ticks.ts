@@ -4,8 +4,9 @@
  * the scheduler's own schedule code (`ScheduleCache`, `previewTicks()`), so they are
  * the ticks it fires.
  */
-import { defaultAnchor } from '../planner.js';
-import { previewTicks, type TickPreview } from '../preview.js';
+import { defaultAnchor, runsLeft } from '../planner.js';
+import type { Draft } from '../draft.js';
+import { previewTicks, type NextTicksOptions, type TickPreview } from '../preview.js';
 import { ScheduleCache } from '../runtime.js';
 import { ZoneCache } from '../schedule/zone.js';
 import type { JobRecord } from '../store.js';
@@ -28,6 +29,8 @@ export class TickReader {
    * when a daylight-saving gap shifted it or its wall-clock time happens twice.
    */
   nextTicks(job: JobRecord, now: number, count: number): Tick[] {
+    const left = runsLeft(job);
+    if (left === 0) return [];
     const schedule = job.schedule;
     const input: ScheduleInput =
       schedule.kind === 'cron'
@@ -35,7 +38,13 @@ export class TickReader {
         : schedule.kind === 'at'
           ? { at: schedule.at }
           : { every: schedule.everyMs, anchor: schedule.anchor ?? defaultAnchor(job.createdAt) };
-    return previewTicks(input, { timezone: job.timezone, after: now, count });
+    // With a run limit, the ticks left are counted from the cursor (a run created ahead of its tick has counted).
+    const after = left === undefined ? now : Math.max(now, job.cursor);
+    const options: Draft<NextTicksOptions> = { timezone: job.timezone, after, count };
+    if (job.startAt !== undefined) options.startAt = job.startAt;
+    if (job.endAt !== undefined) options.endAt = job.endAt;
+    if (left !== undefined) options.maxRuns = left;
+    return previewTicks(input, options);
   }
 
   /** `2026-03-08 03:30 -04:00`: the instant as a wall time of `timezone` (UTC when unknown). */

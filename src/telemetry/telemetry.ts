@@ -6,6 +6,7 @@
  * scheduler's metrics. Spans and durations are timed on the scheduler's clock, so
  * under a `FakeClock` they are in fake time, like the runs they describe.
  */
+import { jitteredReadyAt } from '../planner.js';
 import type * as OTel from '@opentelemetry/api';
 import type { EventEmitter } from 'eventemitter3';
 import type { Clock } from '../clock.js';
@@ -91,9 +92,12 @@ export class Telemetry {
     this.#active = meter.createUpDownCounter('tickwork.runs.active', { unit: '{attempt}', description: 'Handler calls running now on this instance' });
   }
 
-  /** `handler`, called inside a `tickwork.run` span of its own and measured. */
-  wrap(handler: JobHandler): JobHandler {
-    return (ctx) => this.#call(handler, ctx as TracedRunContext);
+  /**
+   * `handler`, called inside a `tickwork.run` span of its own and measured. `jitterMs`:
+   * the job's jitter, so that lag counts from when a scheduled run became ready.
+   */
+  wrap(handler: JobHandler, jitterMs?: number): JobHandler {
+    return (ctx) => this.#call(handler, ctx as TracedRunContext, jitterMs);
   }
 
   /** Counts what the scheduler reports as events: runs that ended, missed and skipped ticks. */
@@ -117,7 +121,7 @@ export class Telemetry {
     return context === undefined || !api.isSpanContextValid(context) ? undefined : formatTraceparent(context);
   }
 
-  #call(handler: JobHandler, ctx: TracedRunContext): unknown {
+  #call(handler: JobHandler, ctx: TracedRunContext, jitterMs: number | undefined): unknown {
     const api = this.#api;
     const start = this.#clock.now();
     const attributes = this.#attributes(ctx.jobName);
@@ -143,7 +147,12 @@ export class Telemetry {
     this.#started.add(1, attributes);
     this.#active.add(1, attributes);
     // Lag is the scheduler's: a retry's wait is the backoff, and a backfill's nominal time is history.
-    if (ctx.attempt === 1 && ctx.trigger !== 'backfill') this.#lag.record(Math.max(0, start - ctx.scheduledAt.getTime()), attributes);
+    // A jittered scheduled run is due at its ready time, not its tick.
+    if (ctx.attempt === 1 && ctx.trigger !== 'backfill') {
+      const tick = ctx.scheduledAt.getTime();
+      const readyAt = jitterMs === undefined || ctx.trigger !== 'schedule' ? tick : jitteredReadyAt(ctx.runId, tick, jitterMs);
+      this.#lag.record(Math.max(0, start - readyAt), attributes);
+    }
 
     let ended = false;
     const end = (failure?: { error: unknown; aborted?: string }): void => {

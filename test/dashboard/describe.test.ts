@@ -41,7 +41,7 @@ describe('describeCron', () => {
 function job(schedule: ScheduleSpec, timezone: string): JobRecord {
   return {
     name: 'j', schedule, timezone, concurrencyPolicy: 'Allow', history: { succeeded: 3, failed: 1 },
-    suspended: false, createdAt: 0, cursor: 0, succeeded: 0, failed: 0, skipped: 0, backfills: [],
+    suspended: false, createdAt: 0, cursor: 0, scheduledRuns: 0, succeeded: 0, failed: 0, skipped: 0, backfills: [],
   };
 }
 
@@ -71,6 +71,16 @@ describe('next ticks with daylight-saving marks (previewTicks on the stored job)
     const every = { ...job({ kind: 'every', everyMs: 3_600_000 }, 'UTC'), createdAt: Date.UTC(2026, 0, 1, 0, 20) };
     expect(reader.nextTicks(every, Date.UTC(2026, 0, 1, 3), 2).map((tick) => tick.at.toISOString())).toEqual(['2026-01-01T03:20:00.000Z', '2026-01-01T04:20:00.000Z']);
     expect(reader.nextTicks(job({ kind: 'at', at: Date.UTC(2026, 5, 1) }, 'UTC'), Date.UTC(2026, 0, 1), 10)).toHaveLength(1);
+  });
+
+  it("keeps to the job's window and the runs its maxRuns leaves", () => {
+    const hourly = job({ kind: 'cron', expression: '0 * * * *' }, 'UTC');
+    const at = (ticks: ReturnType<TickReader['nextTicks']>) => ticks.map((tick) => tick.at.toISOString());
+    const windowed = { ...hourly, startAt: Date.UTC(2026, 0, 1, 5), endAt: Date.UTC(2026, 0, 1, 7) };
+    expect(at(reader.nextTicks(windowed, Date.UTC(2026, 0, 1), 10))).toEqual(['2026-01-01T05:00:00.000Z', '2026-01-01T06:00:00.000Z', '2026-01-01T07:00:00.000Z']);
+    const limited = { ...hourly, cursor: Date.UTC(2026, 0, 1, 3), maxRuns: 5, scheduledRuns: 3 };
+    expect(at(reader.nextTicks(limited, Date.UTC(2026, 0, 1, 2, 30), 10))).toEqual(['2026-01-01T04:00:00.000Z', '2026-01-01T05:00:00.000Z']);
+    expect(reader.nextTicks({ ...limited, scheduledRuns: 5 }, Date.UTC(2026, 0, 1, 2, 30), 10)).toEqual([]);
   });
 });
 

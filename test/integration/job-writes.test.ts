@@ -24,7 +24,7 @@ function withScheduler(opened: OpenedStore, test: (scheduler: Scheduler, clock: 
   });
 }
 
-const every = (seconds: number) => ({ every: `${seconds}s` });
+const every = (seconds: number) => ({ every: `${seconds}s` as const });
 
 for (const target of EVERY_STORE) {
   describe.skipIf(!target.up)(`job writes in order, ${target.kind} store`, () => {

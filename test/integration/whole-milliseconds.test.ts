@@ -7,7 +7,7 @@
  * such values), with no error, and every instant the stores recorded is whole.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { Scheduler, type Clock, type TimerHandle } from '../../src/index.js';
+import { Scheduler, type Clock, type TimerHandle, type Duration } from '../../src/index.js';
 import type { RunRecord } from '../../src/store.js';
 import { FakeClock } from '../../src/testing/index.js';
 import { EVERY_STORE, closeServers } from './every-store.js';
@@ -26,7 +26,7 @@ class FractionalClock implements Clock {
   clearTimer(handle: TimerHandle): void {
     this.inner.clearTimer(handle);
   }
-  sleep(duration: string | number, signal?: AbortSignal): Promise<void> {
+  sleep(duration: Duration, signal?: AbortSignal): Promise<void> {
     return this.inner.sleep(duration, signal);
   }
   track<T>(work: Promise<T>): Promise<T> {

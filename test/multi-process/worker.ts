@@ -81,6 +81,7 @@ const JOBS: Record<string, JobDefinition> = {
   'allow-1s': { name: 'allow-1s', schedule: '* * * * * *', concurrencyPolicy: 'Allow', handler: handler('allow-1s', 100) },
   'forbid-1s': { name: 'forbid-1s', schedule: '* * * * * *', concurrencyPolicy: 'Forbid', handler: handler('forbid-1s', 1500) },
   'catchup-1s': { name: 'catchup-1s', schedule: '* * * * * *', concurrencyPolicy: 'CatchUp', handler: handler('catchup-1s', 1200) },
+  'bufferone-1s': { name: 'bufferone-1s', schedule: '* * * * * *', concurrencyPolicy: 'BufferOne', handler: handler('bufferone-1s', 2500) },
   'slow-kill': { name: 'slow-kill', schedule: '*/5 * * * * *', concurrencyPolicy: 'Allow', handler: handler('slow-kill', 3000) },
   'only-on-a': { name: 'only-on-a', schedule: '* * * * * *', concurrencyPolicy: 'Allow', handler: handler('only-on-a', 50) },
   'fan-out': {

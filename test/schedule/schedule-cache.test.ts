@@ -43,3 +43,18 @@ it('finds an every or at schedule by what defines it, whatever the time zone', (
   expect(cache.of({ schedule: { kind: 'at', at: 1_000 }, timezone: 'Europe/Paris', createdAt: 9 })).toBe(once);
   expect(once.next(0)).toBe(1_000);
 });
+
+it('cuts a schedule to each job’s own startAt/endAt window, even when the jobs share the spec object', () => {
+  const cache = new ScheduleCache();
+  const schedule = cronSpec('0 * * * *');
+  const open = cache.of({ schedule, timezone: 'UTC', createdAt: 0 });
+  const windowed = cache.of({ schedule, timezone: 'UTC', createdAt: 0, startAt: at('2026-01-01T05:00:00Z'), endAt: at('2026-01-01T07:00:00Z') });
+  expect(windowed).not.toBe(open);
+  expect(open.next(at('2026-01-01T00:00:00Z'))).toBe(at('2026-01-01T01:00:00Z'));
+  expect(windowed.next(at('2026-01-01T00:00:00Z'))).toBe(at('2026-01-01T05:00:00Z'));
+  expect(windowed.next(at('2026-01-01T07:00:00Z'))).toBeUndefined();
+  // The same window again: the same compiled schedule; another window: another one.
+  expect(cache.of({ schedule, timezone: 'UTC', createdAt: 0, startAt: at('2026-01-01T05:00:00Z'), endAt: at('2026-01-01T07:00:00Z') })).toBe(windowed);
+  expect(cache.of({ schedule, timezone: 'UTC', createdAt: 0, endAt: at('2026-01-01T07:00:00Z') }).next(at('2026-01-01T00:00:00Z'))).toBe(at('2026-01-01T01:00:00Z'));
+  expect(cache.of({ schedule, timezone: 'UTC', createdAt: 0 })).toBe(open);
+});

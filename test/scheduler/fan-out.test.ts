@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryStore, Scheduler, ValidationError, type RunAbortedError, type RunContext } from '../../src/index.js';
+import { MemoryStore, Scheduler, ValidationError, type RunAbortedError, type RunContext, type Duration } from '../../src/index.js';
 import { FakeClock } from '../../src/testing/index.js';
 import { FreezableClock, T0, eventsOf, harness, recordEvents, stopWhileAdvancing } from '../helpers.js';
 
@@ -7,7 +7,7 @@ const AT = { at: '2026-01-01T00:00:00Z' };
 const RUN = 'shards.1767225600';
 
 /** Sleeps on the fake clock; an abort is recorded as `${label}:${reason}` before it propagates. */
-async function sleepNoting(clock: FakeClock, duration: string, ctx: RunContext, aborted: string[], label = `${ctx.index}`): Promise<void> {
+async function sleepNoting(clock: FakeClock, duration: Duration, ctx: RunContext, aborted: string[], label = `${ctx.index}`): Promise<void> {
   try {
     await clock.sleep(duration, ctx.signal);
   } catch (error) {
@@ -426,6 +426,6 @@ describe('history.ttl', () => {
 
   it('validates the duration', () => {
     const { scheduler } = harness();
-    expect(() => scheduler.register({ name: 'a', schedule: AT, history: { ttl: 'soon' }, handler: () => undefined })).toThrow(/history\.ttl.*soon/s);
+    expect(() => scheduler.register({ name: 'a', schedule: AT, history: { ttl: 'soon' as Duration }, handler: () => undefined })).toThrow(/history\.ttl.*soon/s);
   });
 });

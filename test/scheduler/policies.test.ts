@@ -234,7 +234,7 @@ describe('concurrency policies', () => {
 
   it('misses due ticks older than the starting deadline', async () => {
     const { clock, scheduler, store } = harness();
-    const definition = { name: 'd', schedule: '0 * * * *', startingDeadline: '5m', handler: () => {} };
+    const definition = { name: 'd', schedule: '0 * * * *', startingDeadline: '5m', handler: () => {} } as const;
     scheduler.register(definition);
     await scheduler.start();
     await scheduler.stop();

@@ -21,7 +21,7 @@ describe('register() rejects bad definitions, naming the field and the value', (
     [{ schedule: '0 0 30 2 *' }, 'schedule', '0 0 30 2 *', /invalid cron expression/],
     [{ schedule: 'every tuesday' }, 'schedule', 'every tuesday', /invalid cron expression/],
     [{ timezone: 'Mars/Olympus_Mons' }, 'timezone', 'Mars/Olympus_Mons', /IANA time zone/],
-    [{ startingDeadline: -5 }, 'startingDeadline', -5, /non-negative duration/],
+    [{ startingDeadline: -5 }, 'startingDeadline', -5, /not negative/],
     [{ startingDeadline: '10 parsecs' }, 'startingDeadline', '10 parsecs', /duration/],
     [{ retry: { initialDelay: '-1s' } }, 'retry.initialDelay', '-1s', /duration/],
     [{ retry: { limit: 1.5 } }, 'retry.limit', 1.5, /integer/],
@@ -31,6 +31,9 @@ describe('register() rejects bad definitions, naming the field and the value', (
     [{ name: '' }, 'name', '', /1 to 200/],
     [{ concurrencyPolicy: 'Sometimes' }, 'concurrencyPolicy', 'Sometimes', /Allow/],
     [{ schedule: { every: '500ms' } }, 'schedule.every', '500ms', /at least 1000 ms/],
+    // Text that is no duration is told the accepted forms, not a range.
+    [{ schedule: { every: '90 seconds' } }, 'schedule.every', '90 seconds', /^is not a duration: use a number of milliseconds \(500\) or a string of <number><unit> pairs with units ms, s, m, h, d, w \("500ms", "10s", "5m", "2h", "1d", "1h30m"\)$/],
+    [{ timeout: '10x' }, 'timeout', '10x', /is not a duration: .*units ms, s, m, h, d, w/],
     [{ schedule: { at: 'yesterday-ish' } }, 'schedule.at', 'yesterday-ish', /ISO-8601 instant/],
     [{ handler: 'not a function' }, 'handler', 'not a function', /function/],
     [{ history: { succeeded: -1 } }, 'history.succeeded', -1, /0 or more/],

@@ -57,6 +57,11 @@ const job: Required<JobRecord> = {
   succeeded: 7,
   failed: 8,
   skipped: 9,
+  scheduledRuns: 10,
+  startAt: 11,
+  endAt: 12,
+  jitterMs: 13,
+  maxRuns: 14,
   backfills: [{ id: 'b', next: 1, to: 2 }],
 };
 

@@ -17,6 +17,7 @@ it('reads a job back with its spec, counters and only the optional times it has'
     succeeded: 4,
     failed: 0,
     skipped: 0,
+    scheduledRuns: 0,
     backfills: [],
     lastSuccessfulTime: 1500,
   });
