@@ -38,6 +38,7 @@ export type {
   JobHandler,
   JobInfo,
   JsonValue,
+  ListJobsOptions,
   ListRunsOptions,
   RetryOptions,
   RunContext,

@@ -19,6 +19,7 @@ import { Log } from './logging.js';
 import {
   backfillOptionsSchema,
   countArgSchema,
+  listJobsOptionsSchema,
   listRunsOptionsSchema,
   lockSchema,
   nameSchema,
@@ -33,11 +34,12 @@ import { firstBackfillTick, initialCursor } from './planner.js';
 import { manualRunId } from './run-id.js';
 import { createRuntime, type Runtime } from './runtime.js';
 import { batchesOf, sameSpec } from './store-rules.js';
-import { ACTIVE_STATUSES, LEASE_EXPIRED_ERROR, UPSERT_BATCH, type JobRecord, type JobSpec, type JsonValue, type RunRecord, type Store, type UpsertJobInput } from './store.js';
+import { ACTIVE_STATUSES, LEASE_EXPIRED_ERROR, UPSERT_BATCH, type JobRecord, type JobSpec, type JsonValue, type ListJobsQuery, type RunRecord, type Store, type UpsertJobInput } from './store.js';
 import type {
   BackfillOptions,
   JobDefinition,
   JobInfo,
+  ListJobsOptions,
   ListRunsOptions,
   RunInfo,
   SchedulerOptions,
@@ -211,8 +213,15 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     return record === undefined ? undefined : this.#jobInfo(record);
   }
 
-  async listJobs(): Promise<JobInfo[]> {
-    const records = await this.#rt.call('listJobs', () => this.#rt.store.listJobs());
+  /**
+   * The jobs in the store, by name: every one, or with `limit` a page of them after
+   * `after` (keyset pagination: each page reads only its own jobs from the store).
+   */
+  async listJobs(options?: ListJobsOptions): Promise<JobInfo[]> {
+    const parsed = options === undefined ? undefined : parseInput(listJobsOptionsSchema, options, 'listJobs()');
+    const query: ListJobsQuery | undefined =
+      parsed === undefined ? undefined : { ...(parsed.after === undefined ? {} : { after: parsed.after }), ...(parsed.limit === undefined ? {} : { limit: parsed.limit }) };
+    const records = await this.#rt.call('listJobs', () => this.#rt.store.listJobs(query));
     return Promise.all(records.map((record) => this.#jobInfo(record)));
   }
 

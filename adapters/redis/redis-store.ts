@@ -7,7 +7,7 @@
  * themselves.
  */
 import { StoreError } from '../../src/errors.js';
-import { batchesOf, compareNewestFirst, compareReadyOrder } from '../../src/store-rules.js';
+import { allJobPages, batchesOf, compareNewestFirst, compareReadyOrder } from '../../src/store-rules.js';
 import {
   LEASE_EXPIRED_ERROR,
   PENDING_TIMEOUT_ERROR,
@@ -25,6 +25,7 @@ import {
   type FinishAttemptResult,
   type IndexRecord,
   type JobRecord,
+  type ListJobsQuery,
   type ListRunsQuery,
   type Lock,
   type RecoverExpiredRunsInput,
@@ -163,9 +164,16 @@ export class RedisStore implements Store {
     return reply === null ? undefined : decodeJob(reply);
   }
 
-  async listJobs(): Promise<readonly JobRecord[]> {
-    const jobs = asArray(await this.#run(lua.LIST_JOBS, []), 'listJobs reply').map(decodeJob);
-    return jobs.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  /** Keyset pages by name (`ZRANGE ... BYLEX`); without a `limit` every job (after `after`), read in pages of `LIST_JOBS_PAGE` so no script holds the server for long. */
+  async listJobs(query?: ListJobsQuery): Promise<readonly JobRecord[]> {
+    if (query?.limit !== undefined) return this.#listJobs(query.after, query.limit);
+    return allJobPages((after, limit) => this.#listJobs(after, limit), query?.after);
+  }
+
+  async #listJobs(after: string | undefined, limit: number): Promise<JobRecord[]> {
+    const reply = await this.#run(lua.LIST_JOBS, [after ?? '', count(limit)]);
+    // Byte order is code-point order for the names the grammar allows; JavaScript's order has the last word.
+    return asArray(reply, 'listJobs reply').map(decodeJob).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
   async removeJob(name: string): Promise<boolean> {

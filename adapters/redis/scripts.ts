@@ -62,10 +62,14 @@ if redis.call('EXISTS', jobKey(ARGV[1])) == 0 then return false end
 return jobReply(ARGV[1])
 `);
 
-/** Every job, in one consistent read. */
+/**
+ * ARGV: after ('' for the first page), limit ('-1' for no limit). Jobs by name: the
+ * set's members all score 0, so its lexical order is the names' byte order.
+ */
 export const LIST_JOBS = script(`
+local after, limit = ARGV[1], ARGV[2]
 local jobs = {}
-for _, name in ipairs(redis.call('ZRANGE', JOBS, 0, -1)) do
+for _, name in ipairs(redis.call('ZRANGE', JOBS, after == '' and '-' or '(' .. after, '+', 'BYLEX', 'LIMIT', 0, limit)) do
   if redis.call('EXISTS', jobKey(name)) == 1 then table.insert(jobs, jobReply(name)) end
 end
 return jobs
