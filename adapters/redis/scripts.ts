@@ -12,7 +12,15 @@ export const INIT = script(`
 local version = redis.call('GET', P .. ':version')
 if not version then
   redis.call('SET', P .. ':version', ARGV[1])
+  redis.call('SET', READY_JOBS .. '-built', '1')
   return ARGV[1]
+end
+-- A prefix written before ready-jobs existed: index its jobs' claimable runs once.
+if version == ARGV[1] and redis.call('SETNX', READY_JOBS .. '-built', '1') == 1 then
+  for _, name in ipairs(redis.call('ZRANGE', JOBS, 0, -1)) do
+    local first = redis.call('ZRANGE', readyKey(name), 0, 0, 'WITHSCORES')
+    if #first > 0 then redis.call('ZADD', READY_JOBS, first[2], name) end
+  end
 end
 return version
 `);
@@ -96,6 +104,7 @@ end
 redis.call('DEL', jobKey(name), backfillsKey(name), runsKey(name), activeKey(name), readyKey(name),
   historyKey(name, 'succeeded'), historyKey(name, 'failed'))
 redis.call('ZREM', JOBS, name)
+redis.call('ZREM', READY_JOBS, name)
 notify({ type = 'job-changed', jobName = name })
 return '1'
 `);
@@ -232,6 +241,23 @@ end
 return { runs, nextReadyAt or '' }
 `);
 
+/**
+ * ARGV: now, max. The jobs that have claimable runs, with their earliest readyAt:
+ * { name, readyAt, ... }, or false when more than max jobs have some (the caller
+ * sends its names instead). Entries due by now are corrected first (their job's
+ * earliest readyAt, or removed when it has none left), so what it returns as ready is.
+ */
+export const FIND_READY_JOBS = script(`
+local now, max = ARGV[1], tonumber(ARGV[2])
+if redis.call('ZCARD', READY_JOBS) > max then return false end
+for _, name in ipairs(redis.call('ZRANGE', READY_JOBS, '-inf', now, 'BYSCORE')) do
+  local first = redis.call('ZRANGE', readyKey(name), 0, 0, 'WITHSCORES')
+  if #first == 0 then redis.call('ZREM', READY_JOBS, name)
+  else redis.call('ZADD', READY_JOBS, first[2], name) end
+end
+return redis.call('ZRANGE', READY_JOBS, 0, -1, 'WITHSCORES')
+`);
+
 /** ARGV: jobName. Every run of the job, in one consistent read. */
 export const LIST_RUNS = script(`
 local runs = {}
@@ -244,7 +270,7 @@ return runs
 
 /** Every store script, for `init()` to load. */
 export const STORE_SCRIPTS: readonly string[] = [
-  INIT, UPSERT_JOBS, GET_JOB, LIST_JOBS, REMOVE_JOB, SET_SUSPENDED, ADD_BACKFILL, FIND_READY_RUNS, LIST_RUNS,
+  INIT, UPSERT_JOBS, GET_JOB, LIST_JOBS, REMOVE_JOB, SET_SUSPENDED, ADD_BACKFILL, FIND_READY_RUNS, FIND_READY_JOBS, LIST_RUNS,
   ...[SCHEDULE_RUN, CREATE_RUN, SCHEDULE_BACKFILL_RUN].flatMap(({ lua, batch }) => [lua, batch]),
   ...RUN_SCRIPTS,
 ];
