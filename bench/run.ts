@@ -29,6 +29,8 @@ const only = onlyIndex >= 0 ? new Set((argv[onlyIndex + 1] ?? '').split(',')) : 
 const RESULTS_JSON = `${ROOT}bench/results.json`;
 /** `--jobs N`: the scale scenarios' job counts for development (a million and 100,000 otherwise). */
 const jobsIndex = argv.indexOf('--jobs');
+/** `--fleet-seconds S`: every-10s's window (a multiple of 10; 120 by default, 30 with --quick). */
+const fleetSecondsIndex = argv.indexOf('--fleet-seconds');
 const scaleJobs = jobsIndex >= 0 ? Number(argv[jobsIndex + 1]) : undefined;
 /**
  * `--baseline <dir> <label>`: a build of another commit in `<dir>` (its `dist/`); scale-idle
@@ -46,7 +48,7 @@ const D = {
   idleScaleJobs: scaleJobs ?? 1_000_000,
   burstJobs: scaleJobs ?? 100_000,
   fleetJobs: scaleJobs === undefined ? 10_000 : Math.min(scaleJobs, 10_000),
-  fleetSeconds: quick ? 30 : 120,
+  fleetSeconds: fleetSecondsIndex >= 0 ? Number(argv[fleetSecondsIndex + 1]) : quick ? 30 : 120,
   /** BullMQ registers one job scheduler per round trip (~2,000/s here): 100,000 of them, its idle cost reported per 100,000 jobs. */
   bullmqIdleJobs: 100_000,
   /** Jobs of the before/after comparison with `--baseline`. */
@@ -334,7 +336,7 @@ const scenarios: Record<string, (results: Results) => Promise<void>> = {
       for (const [lib, store] of runs) {
         const ns = scaleNamespace(store, 'scale');
         const n = lib === 'bullmq' ? Math.min(jobs, D.bullmqIdleJobs) : jobs;
-        const args = ['--lib', lib, '--store', store, '--ns', ns, '--jobs', String(n), '--seconds', String(D.idleSeconds)];
+        const args = ['--lib', lib, '--store', store, '--ns', ns, '--jobs', String(n), '--seconds', String(D.idleSeconds), '--settle-max', '60'];
         log(`scale-idle ${lib} ${store} (${n.toLocaleString('en-US')} jobs)`);
         try {
           const [first] = await runScenario<Record<string, unknown>>(scenario('scale-idle'), { args, env, nodeFlags: SCALE_NODE_FLAGS, timeoutMs: 3_600_000 });
@@ -357,7 +359,8 @@ const scenarios: Record<string, (results: Results) => Promise<void>> = {
         for (const build of ['this branch', baseline.label]) {
           const n = D.comparisonJobs;
           log(`scale-idle comparison ${store} ${build} (${n.toLocaleString('en-US')} jobs)`);
-          const args = ['--lib', 'tickwork', '--store', store, '--ns', scaleNamespace(store, 'cmp'), '--jobs', String(n), '--seconds', String(D.idleSeconds)];
+          // Settling for at most 30 s: both builds get the same, and the first 20 s are a row of their own.
+          const args = ['--lib', 'tickwork', '--store', store, '--ns', scaleNamespace(store, 'cmp'), '--jobs', String(n), '--seconds', String(D.idleSeconds), '--settle-max', '30'];
           const buildEnv = build === 'this branch' ? env : { ...env, BENCH_TICKWORK_ROOT: baseline.root };
           try {
             const [row] = await runScenario<Record<string, unknown>>(scenario('scale-idle'), { args, env: buildEnv, nodeFlags: SCALE_NODE_FLAGS, timeoutMs: 1_800_000 });

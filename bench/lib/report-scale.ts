@@ -18,7 +18,7 @@ function idleSection(list: any[] | undefined, comparison: any[] | undefined): st
   out +=
     'Yearly jobs (`0 0 1 1 *`) registered in one instance on each store, the stores private servers the bench starts (a Redis and a PostgreSQL cluster of its own, fsync off, on free ports: their CPU is this scenario\'s alone, and a million jobs\' scripts do not hold the shared servers). ' +
     'register()+start() = from the first `register()` until the instance has planned once (`health()`: planner, `lastPlanAt` set): every job written to the store and loaded by the planner. Heap and RSS per job after GC. ' +
-    'CPU of the instance (process.cpuUsage) and of the store\'s server (Redis `INFO cpu`; Postgres: its postmaster and children in /proc) over the first 20 s after that, and over 20 s once settled (V8\'s memory-reducer GCs done, as in Idle), as % of one core and per 100,000 jobs (the figure ÷ jobs × 100,000). ' +
+    'CPU of the instance (process.cpuUsage) and of the store\'s server (Redis `INFO cpu`; Postgres: its postmaster and children in /proc) over the first 20 s after that, and over 20 s once settled (V8\'s memory-reducer GCs done, as in Idle, waiting at most 60 s; 30 s in the before/after comparison), as % of one core and per 100,000 jobs (the figure ÷ jobs × 100,000). ' +
     'Restart: a new process registers the same jobs on the same store (a deploy that changes nothing): time until it has planned, and what the store did (Redis: commands run, write commands among them, `INFO commandstats`; Postgres: rows read and rows written in the schema\'s tables, `pg_stat_user_tables`). ' +
     'BullMQ: one `upsertJobScheduler()` per job and a `Worker`, 100,000 jobs (it registers about 2,000 a second here), its CPU also per 100,000 jobs.\n\n';
   if (list === undefined) return `${out}not run\n\n`;
@@ -96,7 +96,7 @@ function burstSection(list: any[] | undefined): string {
 function fleetSection(list: any[] | undefined): string {
   let out = '## Scale: 10,000 jobs every 10 seconds\n\n';
   out +=
-    '10,000 jobs on `*/10 * * * * *` (a 10,000-run burst every 10 s) registered by each instance, measured over a window of whole ticks after the first ticks have fired (warm-up), on the private servers; three instances on each store, and one alone on Redis: the planner\'s CPU is the same whatever the number of instances, since one of them plans every job. Figures as in the burst.\n\n';
+    '10,000 jobs on `*/10 * * * * *` (a 10,000-run burst every 10 s) registered by each instance, measured over a window of whole ticks (its length: expected runs ÷ jobs × 10 s) after the first ticks have fired (warm-up), on the private servers; three instances on each store, and one alone on Redis: the planner\'s CPU is the same whatever the number of instances, since one of them plans every job. Figures as in the burst.\n\n';
   return list === undefined ? `${out}not run\n\n` : out + fleetTable(list);
 }
 
