@@ -16,6 +16,10 @@ export default tseslint.config(
     },
   },
   {
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } },
+  },
+  {
     files: ['src/clock.ts', 'test/**', 'bench/**', 'examples/**'],
     rules: { 'no-restricted-properties': 'off' },
   },

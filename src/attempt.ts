@@ -85,6 +85,50 @@ export function timeoutError(job: NormalizedJob): RunError {
 const RETURNED: Ending = Object.freeze({ kind: 'returned' });
 
 /**
+ * How long a handler aborted by a shutdown (`stop({ abort: true })`, or a
+ * `stop({ timeout })` that ran out) may take to settle. After it the attempt ends
+ * anyway: its run is released for another instance, and whatever the handler does
+ * later is fenced out. A handler that ignores its signal cannot hold `stop()` up.
+ */
+export const SHUTDOWN_GRACE_MS = 5_000;
+
+/**
+ * The frames through which the executor calls a handler and waits for it. Their
+ * names show in the stack (async frames included) of any call the handler makes,
+ * which is how `stop()` knows that a handler called it: that handler waits for
+ * `stop()`, so `stop()` must not wait for it. String keys, so that minifiers keep them.
+ */
+const CALLS_HANDLER = 'tickwork:calls-handler';
+const AWAITS_HANDLER = 'tickwork:awaits-handler';
+const HANDLER_FRAMES = {
+  [CALLS_HANDLER]: (job: NormalizedJob, ctx: RunContext): unknown => job.handler(ctx),
+  async [AWAITS_HANDLER](result: PromiseLike<unknown>): Promise<void> {
+    await result;
+  },
+};
+
+/** True when the caller runs inside a handler this module called (directly, or after any number of awaits). */
+export function calledFromHandler(): boolean {
+  const { stackTraceLimit, prepareStackTrace } = Error;
+  const holder: { stack?: unknown } = {};
+  let stack: unknown;
+  try {
+    Error.stackTraceLimit = Infinity;
+    Error.prepareStackTrace = (_, callSites) => callSites;
+    Error.captureStackTrace(holder, calledFromHandler);
+    stack = holder.stack; // formatted on first read: while the structured formatter is in place
+  } finally {
+    Error.stackTraceLimit = stackTraceLimit;
+    Error.prepareStackTrace = prepareStackTrace;
+  }
+  const callSites = Array.isArray(stack) ? (stack as NodeJS.CallSite[]) : [];
+  return callSites.some((site) => {
+    const name = site.getFunctionName();
+    return name === CALLS_HANDLER || name === AWAITS_HANDLER;
+  });
+}
+
+/**
  * Calls the handler under its deadlines; resolves as soon as the attempt's fate is
  * known. The handler is called at once (a synchronous throw is its failure); the
  * attempt ends with whichever comes first, the handler's settling or an abort.
@@ -100,33 +144,43 @@ export function runHandler(attempt: Attempt, clock: Clock, interval: RunContext[
     const reason = runEnd !== undefined && runEnd <= attemptEnd ? 'timeout' : 'attempt-timeout';
     timer = clock.setTimer(() => abortAttempt(attempt, reason), Math.min(attemptEnd, runEnd ?? Infinity) - now);
   }
+  const timers: Timers = { clock, deadline: timer, grace: undefined };
   // No named closures here: each would be built on every run (and named, under some transpilers).
   return new Promise<Ending>((resolve) => {
-    // A shutdown lets the handler settle (its run is then released, or recorded if it finished);
-    // every other abort ends the attempt at once, whatever the handler does next.
+    // A shutdown lets the handler settle (its run is then released, or recorded if it finished) within
+    // SHUTDOWN_GRACE_MS; every other abort ends the attempt at once, whatever the handler does next.
     abort.watch(() => {
-      if (abort.reason !== 'shutdown') settle(resolve, clock, timer, aborted(abort));
+      if (abort.reason !== 'shutdown') settle(resolve, timers, aborted(abort));
+      else timers.grace ??= clock.setTimer(() => settle(resolve, timers, aborted(abort)), SHUTDOWN_GRACE_MS);
     });
     let result: unknown;
     try {
-      result = job.handler(new AttemptContext(attempt, interval));
+      result = HANDLER_FRAMES[CALLS_HANDLER](job, new AttemptContext(attempt, interval));
     } catch (error) {
-      settle(resolve, clock, timer, threw(abort, error));
+      settle(resolve, timers, threw(abort, error));
       return;
     }
-    if (!isThenable(result)) settle(resolve, clock, timer, RETURNED);
+    if (!isThenable(result)) settle(resolve, timers, RETURNED);
     else {
-      Promise.resolve(result).then(
-        () => settle(resolve, clock, timer, RETURNED),
-        (error: unknown) => settle(resolve, clock, timer, threw(abort, error)),
+      HANDLER_FRAMES[AWAITS_HANDLER](result).then(
+        () => settle(resolve, timers, RETURNED),
+        (error: unknown) => settle(resolve, timers, threw(abort, error)),
       );
     }
   });
 }
 
+/** An attempt's timers: its deadline (`timeout`, `attemptTimeout`) and, once a shutdown aborted it, its grace. */
+interface Timers {
+  readonly clock: Clock;
+  readonly deadline: TimerHandle | undefined;
+  grace: TimerHandle | undefined;
+}
+
 /** Ends the attempt (the first ending wins). */
-function settle(resolve: (ending: Ending) => void, clock: Clock, timer: TimerHandle | undefined, ending: Ending): void {
-  if (timer !== undefined) clock.clearTimer(timer);
+function settle(resolve: (ending: Ending) => void, timers: Timers, ending: Ending): void {
+  if (timers.deadline !== undefined) timers.clock.clearTimer(timers.deadline);
+  if (timers.grace !== undefined) timers.clock.clearTimer(timers.grace);
   resolve(ending);
 }
 

@@ -69,6 +69,15 @@ export const systemClock: Clock = Object.freeze({
 });
 
 /**
+ * Resolves on a later turn of the event loop (`setImmediate`): after the timers and
+ * I/O callbacks that are due, so long work done in slices lets the app's own
+ * callbacks run between them. Real on every clock: a fake clock moves time, not turns.
+ */
+export function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
  * The clock the scheduler's parts read: whole milliseconds, always, so that no
  * fraction from a custom clock reaches a store (Postgres keeps instants in
  * `bigint`). The system clock's `Date.now()` is whole already and is used as it

@@ -66,6 +66,11 @@ export class Executor {
   #timerAt: number | undefined;
   /** Resolves `stop()` once the last claim has settled and the last attempt has ended. */
   #drained: (() => void) | undefined;
+  #draining: Promise<void> | undefined;
+  /** Handlers that called `stop()` and wait for it: `stop()` does not wait for that many attempts. */
+  #callersOfStop = 0;
+  /** Aborts the attempts still running when `stop({ timeout })` runs out. */
+  #abortTimer: TimerHandle | undefined;
 
   constructor(runtime: Runtime, jobs: ReadonlyMap<string, NormalizedJob>, jobNames: ReadonlySet<string>, maxConcurrentRuns: number) {
     this.#rt = runtime;
@@ -85,25 +90,51 @@ export class Executor {
   }
 
   /**
-   * Stops claiming at once; with `abort`, aborts running handlers (`'shutdown'`).
-   * Resolves once every attempt has ended and every claim on its way has settled (a
-   * claim that lands after this call gives its run back first).
+   * Stops claiming at once. Running handlers are aborted (`'shutdown'`) after
+   * `abortAfterMs` (at once for 0; never when undefined); an aborted attempt ends
+   * within `SHUTDOWN_GRACE_MS`. Resolves once every attempt has ended and every claim
+   * on its way has settled (a claim that lands after this call gives its run back
+   * first), except the attempts whose handlers called `stop()`. Called again while
+   * stopping, it can only bring the abort forward.
    */
-  async stop(abort: boolean): Promise<void> {
+  stop(abortAfterMs: number | undefined): Promise<void> {
     this.#accepting = false;
     this.#clearTimer();
     this.#upcoming.clear();
     this.#searchAt = undefined;
-    if (abort) for (const attempt of this.#attempts.values()) abortAttempt(attempt, 'shutdown');
+    if (abortAfterMs === 0) this.#abortAll();
+    else if (abortAfterMs !== undefined && this.#abortTimer === undefined) {
+      this.#abortTimer = this.#rt.clock.setTimer(() => this.#abortAll(), abortAfterMs);
+    }
+    this.#draining ??= this.#drain();
+    return this.#draining;
+  }
+
+  /** A handler called `stop()` and waits for it: `stop()` must not wait for that handler. */
+  callerOfStop(): void {
+    this.#callersOfStop += 1;
+    this.#settled();
+  }
+
+  async #drain(): Promise<void> {
     await this.#filling;
     if (!this.#idle()) await new Promise<void>((resolve) => (this.#drained = resolve));
+    if (this.#abortTimer !== undefined) this.#rt.clock.clearTimer(this.#abortTimer);
+    this.#abortTimer = undefined;
+    this.#draining = undefined;
+    this.#callersOfStop = 0;
+  }
+
+  #abortAll(): void {
+    this.#abortTimer = undefined;
+    for (const attempt of this.#attempts.values()) abortAttempt(attempt, 'shutdown');
   }
 
   #idle(): boolean {
-    return this.#attempts.size === 0 && this.#claimsOpen === 0;
+    return this.#attempts.size + this.#claimsOpen <= this.#callersOfStop;
   }
 
-  /** Resolves a waiting `stop()` once nothing runs or claims here any more. */
+  /** Resolves a waiting `stop()` once nothing runs or claims here any more (but the handlers that wait for it). */
   #settled(): void {
     if (this.#drained !== undefined && this.#idle()) {
       this.#drained();
@@ -221,6 +252,9 @@ export class Executor {
       }
       const claimed = (await Promise.all(claims)).filter(Boolean).length;
       if (found.runs.length < limit || claimed === 0) return;
+      // A pile of ready runs on a store that answers at once: a turn of the event loop between batches.
+      const pause = this.#rt.pacer.step(claimed);
+      if (pause !== undefined) await pause;
     }
     if (this.#freeSlots() <= 0) this.#backlog = true;
   }

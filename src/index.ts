@@ -1,6 +1,9 @@
 /** `tickwork`: the scheduler, the system clock, the memory store, errors and public types. */
 export { Scheduler } from './scheduler.js';
+export { nextTicks, latestTick, previewTicks, type NextTicksOptions, type LatestTickOptions, type TickPreview } from './preview.js';
 export { systemClock, MAX_TIMER_DELAY_MS, type Clock, type TimerHandle } from './clock.js';
+export { MAX_BACKFILL_RUNS } from './backfill.js';
+export { SHUTDOWN_GRACE_MS } from './attempt.js';
 export { MemoryStore, MemoryLock } from '../adapters/memory/index.js';
 export {
   TickworkError,

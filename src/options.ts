@@ -121,7 +121,8 @@ const everySchema = strictObject({ every: durationSchema(MIN_EVERY_MS), anchor: 
 const cronStringSchema = z.string();
 const noRetrySchema = z.literal(false);
 
-const scheduleSchema = byShape<string | z.output<typeof atSchema> | z.output<typeof everySchema>>(
+/** A `ScheduleInput`, checked by shape; `toScheduleSpec` turns it into its stored form. */
+export const scheduleSchema = byShape<string | z.output<typeof atSchema> | z.output<typeof everySchema>>(
   (value) =>
     typeof value === 'string'
       ? cronStringSchema
@@ -158,18 +159,30 @@ const jobSchema = strictObject({
     data: z.optional(jsonSchema),
     handler: z.custom<JobHandler>((value) => typeof value === 'function', 'must be a function'),
   })
-  .check(
-    z.superRefine((job, ctx) => {
-      if (!isValidTimeZone(job.timezone)) {
-        ctx.addIssue({ code: 'custom', path: ['timezone'], message: 'is not a known IANA time zone' });
-        return;
-      }
-      if (typeof job.schedule === 'string') {
-        const problem = cronProblem(job.schedule, job.timezone);
-        if (problem !== undefined) ctx.addIssue({ code: 'custom', path: ['schedule'], message: `invalid cron expression: ${problem}` });
-      }
-    }),
-  );
+  .check(z.superRefine(checkZoneAndCron));
+
+/** The checks of a schedule that need its time zone: the zone is known, a cron expression is valid. */
+export function checkZoneAndCron(input: { readonly timezone: string; readonly schedule: z.output<typeof scheduleSchema> }, ctx: z.core.$RefinementCtx): void {
+  if (!isValidTimeZone(input.timezone)) {
+    ctx.addIssue({ code: 'custom', path: ['timezone'], message: 'is not a known IANA time zone' });
+    return;
+  }
+  if (typeof input.schedule === 'string') {
+    const problem = cronProblem(input.schedule, input.timezone);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', path: ['schedule'], message: `invalid cron expression: ${problem}` });
+  }
+}
+
+/** A parsed `ScheduleInput` in its stored form (a cron spec is shared per expression text). */
+export function toScheduleSpec(schedule: z.output<typeof scheduleSchema>): ScheduleSpec {
+  return typeof schedule === 'string'
+    ? cronSpec(schedule.trim())
+    : 'at' in schedule
+      ? { kind: 'at', at: schedule.at }
+      : schedule.anchor === undefined
+        ? { kind: 'every', everyMs: schedule.every }
+        : { kind: 'every', everyMs: schedule.every, anchor: schedule.anchor };
+}
 
 export interface NormalizedRetry {
   readonly limit: number;
@@ -215,14 +228,7 @@ export interface NormalizedJob {
 
 export function parseJobDefinition(input: JobDefinition<never> | JobDefinition): NormalizedJob {
   const job = parseInput(jobSchema, input, `register(${describeValue(nameOf(input))})`);
-  const schedule: ScheduleSpec =
-    typeof job.schedule === 'string'
-      ? cronSpec(job.schedule.trim())
-      : 'at' in job.schedule
-        ? { kind: 'at', at: job.schedule.at }
-        : job.schedule.anchor === undefined
-          ? { kind: 'every', everyMs: job.schedule.every }
-          : { kind: 'every', everyMs: job.schedule.every, anchor: job.schedule.anchor };
+  const schedule = toScheduleSpec(job.schedule);
   const retry = job.retry === undefined ? DEFAULT_RETRY : job.retry === false ? NO_RETRY : normalizeRetry(job.retry);
   const { succeeded, failed, ttl } = job.history;
   const normalized: Draft<NormalizedJob> = {
@@ -270,7 +276,8 @@ function implementing<T>(what: string, methods: Record<string, true>) {
   );
 }
 
-const STORE_METHODS: Record<keyof Store, true> = {
+/** The methods every store has (the optional ones are checked where they are used). */
+const STORE_METHODS: Record<Exclude<keyof Store, 'listActiveRuns' | 'flushNotifications'>, true> = {
   init: true,
   close: true,
   lock: true,
@@ -353,6 +360,8 @@ export const schedulerOptionsSchema = strictObject({
     ),
   ),
 });
+
+export const stopOptionsSchema = strictObject({ abort: z.optional(z.boolean({ error: 'must be true or false' })), timeout: z.optional(durationSchema()) });
 
 export const triggerOptionsSchema = strictObject({ data: z.optional(jsonSchema), idempotencyKey: z.optional(storedNameSchema) });
 

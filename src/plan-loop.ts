@@ -13,6 +13,7 @@
 import type { TimerHandle } from './clock.js';
 import { runFailedEvent, safeEmit } from './events.js';
 import { MinHeap } from './heap.js';
+import { OwnWrites, type WriteToken } from './own-writes.js';
 import { nextBackfillTick, plan, type MissedRange, type Plan } from './planner.js';
 import { ValidationError } from './errors.js';
 import { backfillRunId, isJobName, reservedSegmentOf, scheduledRunId } from './run-id.js';
@@ -50,6 +51,7 @@ export class PlanLoop {
   readonly #heap = new MinHeap<string>();
   /** Jobs waiting for a run to finish (CatchUp or a backfill blocked by an active run). */
   readonly #blocked = new Set<string>();
+  readonly #ownWrites = new OwnWrites();
   #lease: LockLease | undefined;
   #timer: TimerHandle | undefined;
   #timerAt: number | undefined;
@@ -120,7 +122,9 @@ export class PlanLoop {
       // A run became claimable: if its job has a pending timeout, that is when it fails unclaimed.
       const pendingTimeoutMs = this.#jobs.get(notification.jobName)?.record.pendingTimeoutMs;
       if (pendingTimeoutMs !== undefined) this.#expireAt(Math.max(notification.readyAt, this.#rt.clock.now()) + pendingTimeoutMs);
-    } else if (notification.type === 'job-changed') void this.#reload(notification.jobName);
+    } else if (notification.type === 'job-changed') {
+      if (!this.#ownWrites.isEcho(notification.jobName, this.#rt.clock.now())) void this.#reload(notification.jobName);
+    }
     else if (notification.type === 'run-finished') {
       // A finished run may unblock the next CatchUp tick or backfill step; other jobs don't care.
       const job = this.#jobs.get(notification.jobName);
@@ -235,6 +239,13 @@ export class PlanLoop {
   async #planJob(name: string, job: PlannedJob): Promise<void> {
     const { clock, io, store } = this.#rt;
     for (let step = 0; step < MAX_STEPS_PER_WAKE && this.#jobs.get(name) === job && this.#leaseValid(); step += 1) {
+      // A backlog (CatchUp after an outage, a backfill) on a store that answers at once is a chain of
+      // microtasks: it goes in slices, each ended by a turn of the event loop.
+      const pause = this.#rt.pacer.step();
+      if (pause !== undefined) {
+        await pause;
+        if (this.#jobs.get(name) !== job || !this.#leaseValid()) return;
+      }
       const record = job.record;
       if (record.suspended) return;
       const now = clock.now();
@@ -313,7 +324,22 @@ export class PlanLoop {
     return result.outcome !== 'blocked';
   }
 
+  /** Call before this instance writes jobs; hand the token to `adopt` with what the write returned. */
+  expectWrites(names: readonly string[]): WriteToken {
+    return this.#ownWrites.expect(names, this.#rt.clock.now());
+  }
+
+  /** Plans the records this instance's own write returned (undefined: it failed) as a reload would, without reading them back. */
+  adopt(token: WriteToken, records: readonly JobRecord[] | undefined): void {
+    if (records === undefined) return this.#ownWrites.failed(token);
+    if (this.#lease === undefined || this.#stopped) return;
+    const now = this.#rt.clock.now();
+    for (const record of records) if (this.#ownWrites.isCurrent(token, record.name)) this.#plan(record.name, record, now);
+    void this.wake();
+  }
+
   async #loadAll(): Promise<void> {
+    this.#ownWrites.loadingAll();
     const records = await this.#rt.io('listJobs', () => this.#rt.store.listJobs());
     if (records === undefined || this.#lease === undefined) return;
     const now = this.#rt.clock.now();
@@ -329,8 +355,15 @@ export class PlanLoop {
   }
 
   async #reload(name: string): Promise<void> {
+    this.#ownWrites.reading(name);
     const record = await this.#rt.io('getJob', () => this.#rt.store.getJob(name));
     if (this.#lease === undefined || this.#stopped) return;
+    this.#plan(name, record, this.#rt.clock.now());
+    await this.wake();
+  }
+
+  /** Plans a job from its current record (undefined: it is gone). */
+  #plan(name: string, record: JobRecord | undefined, now: number): void {
     if (record === undefined || !this.#plannable(record)) {
       this.#jobs.delete(name);
       return;
@@ -338,9 +371,8 @@ export class PlanLoop {
     const job = this.#jobs.get(name) ?? { record, dueAt: undefined };
     job.record = record;
     this.#jobs.set(name, job);
-    const dueAt = this.#firstDue(record, this.#rt.clock.now());
+    const dueAt = this.#firstDue(record, now);
     if (dueAt !== undefined) this.#setDue(name, job, dueAt);
-    await this.wake();
   }
 
   /**

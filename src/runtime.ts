@@ -11,6 +11,7 @@ import { StoreError, TickworkError } from './errors.js';
 import { safeEmit, type SchedulerEvents } from './events.js';
 import type { HealthMonitor } from './health.js';
 import type { Log } from './logging.js';
+import { Pacer } from './pacer.js';
 import { compileSchedule, type Schedule } from './schedule/index.js';
 import { defaultAnchor } from './planner.js';
 import type { JobRecord, ScheduleSpec, Store } from './store.js';
@@ -28,26 +29,42 @@ export interface Runtime {
   readonly health: HealthMonitor;
   readonly log: Log;
   readonly schedules: ScheduleCache;
+  /** Slices long work into turns of the event loop. */
+  readonly pacer: Pacer;
   /** Runs a store operation for a caller who wants its failure: rejects with a `StoreError`. */
   call<T>(operation: string, work: () => Promise<T>): Promise<T>;
   /** Runs a store operation in the background: resolves `undefined` (after reporting the error) when it fails. */
   io<T>(operation: string, work: () => Promise<T>): Promise<T | undefined>;
 }
 
-export function createRuntime(fields: Omit<Runtime, 'call' | 'io' | 'schedules'>): Runtime {
-  const { clock, events, health } = fields;
+/**
+ * The store calls that notify (see `StoreNotification`): under a test clock each is
+ * done once its notifications have reached this instance's watchers too, so that
+ * what they set off (a claim, a re-plan) is tracked work before `advance()` returns,
+ * whatever the latency of the store's pub/sub.
+ */
+const NOTIFYING = new Set([
+  'upsertJobs', 'removeJob', 'setSuspended', 'scheduleRun', 'createRun', 'addBackfill', 'scheduleBackfillRun',
+  'claimRun', 'finishAttempt', 'recoverExpiredRuns', 'expirePendingRuns',
+]);
+
+export function createRuntime(fields: Omit<Runtime, 'call' | 'io' | 'schedules' | 'pacer'>): Runtime {
+  const { clock, events, health, store } = fields;
+  const flushed = <T>(result: T): Promise<T> => (store.flushNotifications as () => Promise<void>).call(store).then(() => result);
   // Every run makes several store calls: one async frame each, not one per layer.
-  const start = <T>(work: () => Promise<T>): Promise<T> => {
+  const start = <T>(operation: string, work: () => Promise<T>): Promise<T> => {
     const attempt = Promise.resolve(work());
-    return clock.track ? clock.track(attempt) : attempt;
+    if (clock.track === undefined) return attempt;
+    return clock.track(store.flushNotifications !== undefined && NOTIFYING.has(operation) ? attempt.then(flushed) : attempt);
   };
   return {
     ...fields,
     schedules: new ScheduleCache(),
+    pacer: new Pacer(clock),
     async call<T>(operation: string, work: () => Promise<T>): Promise<T> {
       let result: T;
       try {
-        result = await start(work);
+        result = await start(operation, work);
       } catch (cause) {
         const error = storeError(operation, cause);
         health.storeFailed(operation, error);
@@ -59,7 +76,7 @@ export function createRuntime(fields: Omit<Runtime, 'call' | 'io' | 'schedules'>
     async io<T>(operation: string, work: () => Promise<T>): Promise<T | undefined> {
       let result: T;
       try {
-        result = await start(work);
+        result = await start(operation, work);
       } catch (cause) {
         const error = storeError(operation, cause);
         health.storeFailed(operation, error);

@@ -13,6 +13,8 @@ import { systemClock, wholeMillisecondClock, type TimerHandle } from './clock.js
 import type { Draft } from './draft.js';
 import { JobNotFoundError, TickworkError, ValidationError } from './errors.js';
 import { ERROR_SINK, safeEmit, type SchedulerEvents } from './events.js';
+import { calledFromHandler } from './attempt.js';
+import { checkBackfillSize } from './backfill.js';
 import { Executor } from './executor.js';
 import { HealthMonitor, type Health } from './health.js';
 import { Log } from './logging.js';
@@ -25,6 +27,7 @@ import {
   nameSchema,
   parseJobDefinition,
   schedulerOptionsSchema,
+  stopOptionsSchema,
   storedNameSchema,
   triggerOptionsSchema,
   type NormalizedJob,
@@ -34,7 +37,7 @@ import { firstBackfillTick, initialCursor } from './planner.js';
 import { manualRunId } from './run-id.js';
 import { createRuntime, type Runtime } from './runtime.js';
 import { batchesOf, sameSpec } from './store-rules.js';
-import { ACTIVE_STATUSES, LEASE_EXPIRED_ERROR, UPSERT_BATCH, type JobRecord, type JobSpec, type JsonValue, type ListJobsQuery, type RunRecord, type Store, type UpsertJobInput } from './store.js';
+import { ACTIVE_STATUSES, LEASE_EXPIRED_ERROR, LIST_BATCH, UPSERT_BATCH, type JobRecord, type JobSpec, type JsonValue, type ListJobsQuery, type RunRecord, type Store, type UpsertJobInput } from './store.js';
 import type {
   BackfillOptions,
   JobDefinition,
@@ -51,6 +54,12 @@ import { parseInput } from './validation.js';
 import { toJobInfo, toRunInfo } from './views.js';
 
 type State = 'idle' | 'running' | 'stopping';
+
+/** A queued sync; `jobs` is set when it is closed (another write was queued after it). */
+interface OpenSync {
+  done: Promise<void>;
+  jobs: NormalizedJob[] | undefined;
+}
 
 /** Above this many pending registrations, a sync reads every stored job first to skip the unchanged ones. */
 const LIST_BEFORE_SYNC = 64;
@@ -69,6 +78,14 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   readonly #jobNames = new Set<string>();
   /** Registrations not yet written to the store (before start, or after a failed write). */
   readonly #unsynced = new Set<string>();
+  /**
+   * This scheduler's writes of job definitions (syncs and removals), one at a time in
+   * the order they were asked for: a `remove()` after a `register()` deletes what the
+   * registration wrote, never races it (a pooled store may run two calls in any order).
+   */
+  #jobWrites: Promise<unknown> = Promise.resolve();
+  /** The last write queued, when it is a sync: later registrations join it until another write is queued. */
+  #openSync: OpenSync | undefined;
   readonly #planLoop: PlanLoop;
   readonly #executor: Executor;
   readonly #telemetry: Telemetry | undefined;
@@ -153,10 +170,14 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     return this.#jobs.delete(name);
   }
 
-  /** Unregisters the job and deletes its state and history from the store. Resolves false if the store did not have it. */
+  /**
+   * Unregisters the job and deletes its state and history from the store, after any
+   * write of it this scheduler has on its way (a `register()` on a running scheduler
+   * writes at once). Resolves false if the store did not have it.
+   */
   async remove(name: string): Promise<boolean> {
     this.unregister(name);
-    return this.#rt.call('removeJob', () => this.#rt.store.removeJob(name));
+    return this.#writeJobs(() => this.#rt.call('removeJob', () => this.#rt.store.removeJob(name)));
   }
 
   /**
@@ -194,14 +215,18 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
 
   /**
    * Records a backfill: a run for every tick in `[from, to]`, oldest first, one at a
-   * time. Resolves once recorded, not when its runs finish.
+   * time. Resolves once recorded, not when its runs finish. A range of more than
+   * `MAX_BACKFILL_RUNS` (100,000) ticks is a `ValidationError` (path `to`), and
+   * nothing is written.
    */
   async backfill(name: string, options: BackfillOptions): Promise<void> {
     parseInput(nameSchema, name, 'backfill(name)');
     const range = parseInput(backfillOptionsSchema, options, `backfill(${JSON.stringify(name)})`);
     const record = await this.#requireJob(name);
-    const first = firstBackfillTick(this.#rt.schedules.of(record), range.from, range.to);
+    const schedule = this.#rt.schedules.of(record);
+    const first = firstBackfillTick(schedule, range.from, range.to);
     if (first === undefined) return;
+    await checkBackfillSize(name, options, schedule, first, range.to, this.#rt.pacer);
     const id = `${this.#rt.clock.now()}-${randomUUID().slice(0, 8)}`;
     const job = await this.#rt.call('addBackfill', () => this.#rt.store.addBackfill({ jobName: name, range: { id, next: first, to: range.to } }));
     if (job === undefined) throw new JobNotFoundError(name);
@@ -221,8 +246,19 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     const parsed = options === undefined ? undefined : parseInput(listJobsOptionsSchema, options, 'listJobs()');
     const query: ListJobsQuery | undefined =
       parsed === undefined ? undefined : { ...(parsed.after === undefined ? {} : { after: parsed.after }), ...(parsed.limit === undefined ? {} : { limit: parsed.limit }) };
-    const records = await this.#rt.call('listJobs', () => this.#rt.store.listJobs(query));
-    return Promise.all(records.map((record) => this.#jobInfo(record)));
+    const { store, call } = this.#rt;
+    const records = await call('listJobs', () => store.listJobs(query));
+    if (store.listActiveRuns === undefined) return Promise.all(records.map((record) => this.#jobInfo(record)));
+    // 1 + N / LIST_BATCH store calls instead of 1 + N: the active runs of LIST_BATCH jobs at a time.
+    const active = new Map<string, RunRecord[]>();
+    for (const names of batchesOf(records.map((record) => record.name), LIST_BATCH)) {
+      for (const run of await call('listActiveRuns', () => store.listActiveRuns!(names))) {
+        const runs = active.get(run.jobName);
+        if (runs === undefined) active.set(run.jobName, [run]);
+        else runs.push(run);
+      }
+    }
+    return records.map((record) => this.#toJobInfo(record, active.get(record.name) ?? []));
   }
 
   /** The job's runs, newest first. */
@@ -273,13 +309,26 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
 
   /**
    * Stops planning and claiming, then waits for running handlers. With `abort`, their
-   * signals abort (`'shutdown'`) and their runs are released to other instances.
+   * signals abort (`'shutdown'`) at once, with `timeout` once it has passed; an aborted
+   * handler's run is released to other instances, after `SHUTDOWN_GRACE_MS` at the
+   * latest. Called from a handler, it does not wait for that handler (which waits for
+   * it). Rejects with a `ValidationError` on bad options.
    */
   stop(options: StopOptions = {}): Promise<void> {
-    if (this.#state !== 'running') return this.#stopping ?? Promise.resolve();
-    this.#state = 'stopping';
+    let parsed: { abort?: boolean | undefined; timeout?: number | undefined };
+    try {
+      parsed = parseInput(stopOptionsSchema, options, 'stop()');
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (this.#state === 'idle') return Promise.resolve();
+    // A handler that waits for stop() cannot finish before it: stop() does not wait for it.
+    if (calledFromHandler()) this.#executor.callerOfStop();
     // Claiming stops now, before anything below waits: no handler starts after stop() was called.
-    const drained = this.#executor.stop(options.abort === true);
+    // While stopping, a later call can only bring the abort forward.
+    const drained = this.#executor.stop(parsed.abort === true ? 0 : parsed.timeout);
+    if (this.#state === 'stopping') return this.#stopping ?? Promise.resolve();
+    this.#state = 'stopping';
     this.#stopping = (async () => {
       await this.#heartbeat;
       await this.#planLoop.stop();
@@ -355,35 +404,72 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     });
   }
 
+  /** Queues `work` behind this scheduler's other job writes; a sync still open is closed on what is pending now. */
+  #writeJobs<T>(work: () => Promise<T>): Promise<T> {
+    const open = this.#openSync;
+    if (open !== undefined) {
+      // What is registered from here on is written by a sync queued after `work`, never before it.
+      open.jobs = this.#pendingJobs();
+      this.#openSync = undefined;
+    }
+    const result = this.#jobWrites.then(work);
+    this.#jobWrites = result.catch(() => {});
+    return result;
+  }
+
+  /** Writes pending registrations, in turn with removals (see `#jobWrites`). */
+  #sync(): Promise<void> {
+    if (this.#openSync !== undefined) return this.#openSync.done;
+    const sync: OpenSync = { done: Promise.resolve(), jobs: undefined };
+    sync.done = this.#writeJobs(() => {
+      if (this.#openSync === sync) this.#openSync = undefined;
+      return this.#syncNow(sync.jobs ?? this.#pendingJobs());
+    });
+    this.#openSync = sync;
+    return sync.done;
+  }
+
+  #pendingJobs(): NormalizedJob[] {
+    const jobs: NormalizedJob[] = [];
+    for (const name of this.#unsynced) {
+      const job = this.#jobs.get(name);
+      if (job !== undefined) jobs.push(job);
+    }
+    return jobs;
+  }
+
   /** Initializes the store once and writes pending registrations; what fails stays pending for the next heartbeat. */
-  async #sync(): Promise<void> {
+  async #syncNow(pending: readonly NormalizedJob[]): Promise<void> {
     const { io, store, clock } = this.#rt;
     if (!this.#initialized) this.#initialized = (await io('init', () => store.init().then(() => true))) === true;
     if (!this.#initialized) return;
-    const pending = [...this.#unsynced];
     // Many registrations at once (a start or a restart): read the store once and write only what differs,
     // so restarting an unchanged fleet of 100,000 jobs is one read, not 100,000 commits.
     const stored = pending.length > LIST_BEFORE_SYNC ? await io('listJobs', () => store.listJobs()) : undefined;
     const current = new Map(stored?.map((record) => [record.name, record]));
     const changed: { job: NormalizedJob; spec: JobSpec }[] = [];
-    for (const name of pending) {
-      const job = this.#jobs.get(name);
-      if (job === undefined) continue;
-      const record = current.get(name);
+    for (const job of pending) {
+      const record = current.get(job.name);
       const spec = toSpec(job);
       if (record !== undefined && sameSpec(record, spec) && (job.suspend === undefined || job.suspend === record.suspended)) {
-        this.#unsynced.delete(name);
+        if (this.#jobs.get(job.name) === job) this.#unsynced.delete(job.name);
       } else changed.push({ job, spec });
     }
     // What differs goes in batches: with a networked store, one round-trip per UPSERT_BATCH jobs.
-    for (const batch of batchesOf(changed, UPSERT_BATCH)) {
+    for (const all of batchesOf(changed, UPSERT_BATCH)) {
+      // Unregistered or registered again meanwhile: not written (a later sync writes the new definition).
+      const batch = all.filter(({ job }) => this.#jobs.get(job.name) === job);
+      if (batch.length === 0) continue;
       const now = clock.now();
       const inputs = batch.map(({ job, spec }): UpsertJobInput => {
         const input: Draft<UpsertJobInput> = { spec, now, initialCursor: initialCursor(job.schedule, now) };
         if (job.suspend !== undefined) input.suspended = job.suspend;
         return input;
       });
+      // The planner plans the records the write returns rather than reading each job back on its notification.
+      const token = this.#planLoop.expectWrites(batch.map(({ job }) => job.name));
       const results = await io('upsertJobs', () => store.upsertJobs(inputs));
+      this.#planLoop.adopt(token, results?.map((result) => result.job));
       if (results === undefined) return; // reported; the next heartbeat retries
       for (const { job } of batch) if (this.#jobs.get(job.name) === job) this.#unsynced.delete(job.name);
       for (const { cancelled } of results) this.#reportSuspended(cancelled ?? []);
@@ -411,6 +497,10 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
 
   async #jobInfo(record: JobRecord): Promise<JobInfo> {
     const active = await this.#rt.call('listRuns', () => this.#rt.store.listRuns({ jobName: record.name, statuses: ACTIVE_STATUSES }));
+    return this.#toJobInfo(record, active);
+  }
+
+  #toJobInfo(record: JobRecord, active: readonly RunRecord[]): JobInfo {
     // The tick after the cursor, unless the cursor is a tick still to come (its run was created ahead of it).
     const nextAfter = Math.min(record.cursor, this.#rt.clock.now());
     return toJobInfo(record, active, this.#rt.schedules.of(record).next(nextAfter));

@@ -3,6 +3,8 @@
  * runs, fan-out index records, and the errors stores write. Re-exported by
  * store.ts, which is where to import them from.
  */
+import type { ScheduleSpec } from './schedule/types.js';
+
 export type ConcurrencyPolicy = 'Allow' | 'Forbid' | 'Replace' | 'CatchUp';
 export type RunStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled';
 export type RunTrigger = 'schedule' | 'manual' | 'backfill';
@@ -12,12 +14,8 @@ export const ACTIVE_STATUSES: readonly RunStatus[] = ['pending', 'running'];
 /** Any JSON value: what `data` may hold, and what stores persist as-is. */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 
-/** A schedule in its stored form: enough for any instance to plan the job. */
-export type ScheduleSpec =
-  | { readonly kind: 'cron'; readonly expression: string }
-  /** `anchor` absent: the job's `createdAt` in the store. */
-  | { readonly kind: 'every'; readonly everyMs: number; readonly anchor?: number }
-  | { readonly kind: 'at'; readonly at: number };
+/** A schedule in its stored form (defined by `schedule/`, which owns its types). */
+export type { ScheduleSpec };
 
 /**
  * How a fan-out job splits each run: `completions` indices (2 or more), at most

@@ -266,6 +266,9 @@ export type StoreNotification =
   /** A job was created, changed, suspended, resumed, removed, or given a backfill. */
   | { readonly type: 'job-changed'; readonly jobName: string };
 
+/** How many job names `scheduler.listJobs()` hands `Store.listActiveRuns` at once. */
+export const LIST_BATCH = 1_000;
+
 export interface Store {
   /** Creates tables / loads scripts (idempotent, safe to race). Called by the scheduler on start. */
   init(): Promise<void>;
@@ -426,11 +429,30 @@ export interface Store {
 
   getRun(id: string): Promise<RunRecord | undefined>;
   listRuns(query: ListRunsQuery): Promise<readonly RunRecord[]>;
+  /**
+   * Optional: the active (`pending` or `running`) runs of each job in `jobNames`, each
+   * job's newest first (`listRuns`' order), the jobs in any order; a name without
+   * runs or without a job adds nothing. `scheduler.listJobs()` asks it once per
+   * `LIST_BATCH` jobs; a store without it is asked `listRuns` once per job.
+   */
+  listActiveRuns?(jobNames: readonly string[]): Promise<readonly RunRecord[]>;
   /** The index records of a fan-out run (indices started at least once), by index. */
   listIndices(runId: string): Promise<readonly IndexRecord[]>;
 
   /** Subscribes to notifications from every instance sharing the store; returns the unsubscribe function. */
   watch(listener: (notification: StoreNotification) => void): () => void;
+  /**
+   * Optional. Resolves once every notification of the calls through this store that
+   * have resolved so far has been handed to its watchers (at once when nobody
+   * watches; after a short real-time wait at most when the subscription is down, as
+   * those notifications are lost anyway). Never rejects. A store whose
+   * notifications travel over the network (pub/sub, LISTEN/NOTIFY) implements it,
+   * so that under a test clock (`Clock.track`) a store call is not done until what
+   * it set off is: the scheduler awaits it after every call that notifies. A store
+   * that hands its notifications to watchers before its calls resolve (the memory
+   * store) needs none.
+   */
+  flushNotifications?(): Promise<void>;
 }
 
 /** A named lease with a fencing token: how instances elect one planner. */

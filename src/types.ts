@@ -164,8 +164,20 @@ export interface SchedulerOptions {
 }
 
 export interface StopOptions {
-  /** Abort running handlers (reason `'shutdown'`); their runs are released for another instance. @default false */
+  /**
+   * Abort running handlers at once (reason `'shutdown'`); their runs are released for
+   * another instance. A handler gets `SHUTDOWN_GRACE_MS` (5 s) to settle after its
+   * signal aborts; then its run is released anyway and `stop()` goes on.
+   * @default false
+   */
   readonly abort?: boolean;
+  /**
+   * Wait at most this long for running handlers, then abort them as `abort: true`
+   * does: `stop()` resolves within `timeout` + 5 s whatever the handlers do.
+   * Without it (and without `abort`), `stop()` waits for handlers to finish.
+   * @example await scheduler.stop({ timeout: '20s' })
+   */
+  readonly timeout?: Duration;
 }
 
 export interface TriggerOptions<Data extends JsonValue = JsonValue> {

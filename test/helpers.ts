@@ -138,3 +138,20 @@ export function flakyStore(): { store: Store; setDown(down: boolean): void; fail
   const store = flaky(new MemoryStore(), ['watch']);
   return { store, setDown: (down) => void (state.down = down), get failures() { return state.failures; } };
 }
+
+/** A memory store whose calls are counted by method (the proxy forwards everything else, notifications included). */
+export function countingStore(): { store: MemoryStore; inner: MemoryStore; calls: Map<string, number> } {
+  const inner = new MemoryStore();
+  const calls = new Map<string, number>();
+  const store = new Proxy(inner, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver) as unknown;
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        calls.set(String(property), (calls.get(String(property)) ?? 0) + 1);
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+  return { store, inner, calls };
+}

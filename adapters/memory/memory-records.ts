@@ -7,7 +7,7 @@
  * while a literal of known fields takes a few tens of nanoseconds, and every run
  * goes through several writes.
  */
-import type { Draft } from '../../src/draft.js';
+import type { Draft } from '../../src/adapter-kit.js';
 import type { FanOutState, IndexRecord, JobRecord, RunRecord } from '../../src/store.js';
 
 

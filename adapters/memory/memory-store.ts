@@ -42,9 +42,9 @@ import type {
   UpsertJobInput,
   UpsertJobResult,
 } from '../../src/store.js';
-import { compareNewestFirst, compareOldestFirst, compareReadyOrder, isCreatedAhead } from '../../src/store-rules.js';
+import { compareNewestFirst, compareOldestFirst, compareReadyOrder, isActive, isCreatedAhead } from '../../src/store-rules.js';
 import { MemoryLock } from './memory-lock.js';
-import type { Draft } from '../../src/draft.js';
+import type { Draft } from '../../src/adapter-kit.js';
 import { copyJob } from './memory-records.js';
 import { MemoryTables } from './memory-tables.js';
 import * as lifecycle from './run-lifecycle.js';
@@ -200,6 +200,10 @@ export class MemoryStore implements Store {
       .filter((run) => query.statuses === undefined || query.statuses.includes(run.status))
       .sort(compareNewestFirst);
     return query.limit === undefined ? runs : runs.slice(0, query.limit);
+  }
+
+  async listActiveRuns(jobNames: readonly string[]): Promise<readonly RunRecord[]> {
+    return jobNames.flatMap((name) => this.#tables.runsOf(name).filter((run) => isActive(run.status)).sort(compareNewestFirst));
   }
 
   async listIndices(runId: string): Promise<readonly IndexRecord[]> {

@@ -7,7 +7,7 @@
  */
 import type { IndexRecord, JobRecord, RunRecord, StoreNotification } from '../../src/store.js';
 import { isClaimable, isFinished, pendingUntilFor } from '../../src/store-rules.js';
-import type { Draft } from '../../src/draft.js';
+import type { Draft } from '../../src/adapter-kit.js';
 import { copyRun, KEEP } from './memory-records.js';
 
 type Listener = (notification: StoreNotification) => void;

@@ -34,7 +34,7 @@ import {
   pruneHistory,
   type ExpiredLease,
 } from '../../src/store-rules.js';
-import type { Draft } from '../../src/draft.js';
+import type { Draft } from '../../src/adapter-kit.js';
 import { copyIndex, copyJob, copyRun, fanOutCounts, KEEP, OMIT_ERROR, OMIT_LEASE } from './memory-records.js';
 import type { MemoryTables } from './memory-tables.js';
 

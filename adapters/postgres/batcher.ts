@@ -23,7 +23,7 @@
  *   one another. (The order can still disagree with a lone operation's, e.g. a sweep
  *   locking several jobs in lease order, or with a job whose name is another job's
  *   name plus a dot; Postgres then aborts one side and the fallback below re-sends.)
- * - In flight and size: see `Coalescer` (src/coalescer.ts). At most `maxCalls`
+ * - In flight and size: see `Coalescer` (adapters/shared/coalescer.ts). At most `maxCalls`
  *   calls (one output column each; Postgres allows 1,664) and `maxParams`
  *   parameters (the protocol allows 65,535) per statement.
  * - Failure. A statement the server rejects was rolled back whole, so each of its
@@ -36,7 +36,7 @@
  *   rolled back, and is re-sent (at most `deadlockRetries` times) before its caller
  *   sees the error.
  */
-import { Coalescer, type Pending } from '../../src/coalescer.js';
+import { Coalescer, type Pending } from '../shared/coalescer.js';
 
 /** One call of a SQL function: the fragment `schema.fn($1::text, ...)` and its parameters. */
 export interface SqlCall {

@@ -4,8 +4,7 @@
  * close), and running the migrations once before the first query.
  */
 import * as z from 'zod/mini';
-import { requireDriver } from '../../src/driver.js';
-import { parseInput } from '../../src/validation.js';
+import { parseInput, requireDriver } from '../../src/adapter-kit.js';
 import { migrateStatement } from './migrations.js';
 import { SCHEMA_NAME_PATTERN, sqlNames, type SqlNames } from './sql.js';
 

@@ -7,6 +7,7 @@
  * falls back to polling. Nothing here may throw into the process: every client we
  * hold has an `error` handler.
  */
+import type { NotificationFlush } from '../shared/notification-flush.js';
 import type { PgClientLike, Queryable } from './database.js';
 import { quoteIdent } from './sql.js';
 
@@ -36,6 +37,8 @@ export class NotificationListener {
   readonly #pool: () => Promise<Queryable>;
   readonly #channel: string;
   readonly #onPayload: (payload: string) => void;
+  /** Told whether the session LISTENs, and handed every payload first (it drops flush markers). */
+  readonly #flush: NotificationFlush;
   #running = false;
   #client: PgClientLike | undefined;
   #unlisten: (() => Promise<void>) | undefined;
@@ -44,20 +47,23 @@ export class NotificationListener {
   /** Bumped on every (re)connection and on stop, so late callbacks of an old session do nothing. */
   #generation = 0;
 
-  constructor(pool: () => Promise<Queryable>, channel: string, onPayload: (payload: string) => void) {
+  constructor(pool: () => Promise<Queryable>, channel: string, flush: NotificationFlush, onPayload: (payload: string) => void) {
     this.#pool = pool;
     this.#channel = channel;
+    this.#flush = flush;
     this.#onPayload = onPayload;
   }
 
   start(): void {
     if (this.#running) return;
     this.#running = true;
+    this.#flush.state = 'connecting';
     void this.#connect();
   }
 
   async stop(): Promise<void> {
     this.#running = false;
+    this.#flush.state = 'off';
     this.#generation += 1;
     clearTimeout(this.#retryTimer);
     this.#retryTimer = undefined;
@@ -77,12 +83,18 @@ export class NotificationListener {
       const pool = await this.#pool();
       if (generation !== this.#generation) return;
       if (isPglite(pool)) {
-        const unlisten = await pool.listen(this.#channel, (payload) => this.#onPayload(payload));
+        const unlisten = await pool.listen(this.#channel, (payload) => this.#receive(payload));
         if (generation !== this.#generation) await unlisten();
-        else this.#unlisten = unlisten;
+        else {
+          this.#unlisten = unlisten;
+          this.#flush.state = 'subscribed';
+        }
         return;
       }
-      if (!isPool(pool)) return;
+      if (!isPool(pool)) {
+        this.#flush.state = 'off'; // nothing will ever arrive: nothing to wait for
+        return;
+      }
       const held = (client = await pool.connect());
       const lost = (error?: Error): void => this.#lost(generation, held, error);
       held.on('error', lost);
@@ -93,10 +105,11 @@ export class NotificationListener {
       }
       this.#client = held;
       held.on('notification', (message: { channel: string; payload?: string }) => {
-        if (message.channel === this.#channel && message.payload !== undefined) this.#onPayload(message.payload);
+        if (message.channel === this.#channel && message.payload !== undefined) this.#receive(message.payload);
       });
       await held.query(`LISTEN ${quoteIdent(this.#channel)}`);
       this.#retryMs = FIRST_RETRY_MS;
+      if (generation === this.#generation) this.#flush.state = 'subscribed';
     } catch {
       if (client !== undefined && this.#client === client) {
         this.#client = undefined;
@@ -106,9 +119,14 @@ export class NotificationListener {
     }
   }
 
+  #receive(payload: string): void {
+    if (!this.#flush.isMarker(payload)) this.#onPayload(payload);
+  }
+
   #lost(generation: number, client: PgClientLike, error?: Error): void {
     if (generation !== this.#generation) return;
     this.#generation += 1;
+    this.#flush.state = 'connecting';
     if (this.#client === client) this.#client = undefined;
     release(client, error);
     this.#scheduleRetry(this.#generation);

@@ -1,7 +1,7 @@
 /**
  * The Postgres store: jobs, cursors, runs and leases in one schema, shared by every
  * instance that points at it. Each atomic contract method is ONE statement, a call
- * of a function created by the migrations (see `migration-functions.ts`), so it
+ * of a function created by the migrations (see `migration-v1-schema.ts`), so it
  * works through any pool, PGlite or a transaction-mode pooler. Instants are bigint
  * epoch milliseconds handed in by the core; the SQL never reads a clock. The hot
  * calls (runs created, scheduled, claimed, renewed, finished) go through a
@@ -46,6 +46,7 @@ import {
 import { allJobPages, batchesOf } from '../../src/store-rules.js';
 import { Batcher } from './batcher.js';
 import { Database, parseStoreOptions, type PostgresStoreOptions } from './database.js';
+import { NotificationFlush } from '../shared/notification-flush.js';
 import { NotificationListener } from './listener.js';
 import { PostgresLock } from './postgres-lock.js';
 import { toIndex, toJob, toRun, toRuns } from './records.js';
@@ -55,7 +56,7 @@ function dataParam(run: NewRun): string | null {
   return run.data === undefined ? null : JSON.stringify(run.data);
 }
 
-/** One element of `upsert_jobs`' batch (see `migration-v5-upsert-jobs.ts`); `null` for an absent value. */
+/** One element of `upsert_jobs`' batch (see `upsert_jobs` in `migration-v1-schema.ts`); `null` for an absent value. */
 function upsertParam(input: UpsertJobInput): Record<string, unknown> {
   const { spec } = input;
   return {
@@ -87,6 +88,7 @@ export class PostgresStore implements Store {
   readonly #listener: NotificationListener;
   readonly #batcher: Batcher;
   #lock: PostgresLock | undefined;
+  readonly #flush: NotificationFlush;
 
   /**
    * @throws ValidationError when the options are invalid.
@@ -96,9 +98,9 @@ export class PostgresStore implements Store {
     this.#db = new Database(parseStoreOptions(options));
     this.#s = this.#db.names.schema;
     this.#batcher = new Batcher({ send: (text, params) => this.#db.rows(text, params) });
-    this.#listener = new NotificationListener(() => this.#db.pool(), this.#db.names.channel, (payload) =>
-      this.#deliver(payload),
-    );
+    const { channel } = this.#db.names;
+    this.#flush = new NotificationFlush((marker) => this.#db.rows('SELECT pg_notify($1, $2)', [channel, marker]));
+    this.#listener = new NotificationListener(() => this.#db.pool(), channel, this.#flush, (payload) => this.#deliver(payload));
   }
 
   /** The schema this store keeps its tables in. */
@@ -405,6 +407,17 @@ export class PostgresStore implements Store {
     return rows.map((row) => toRun(row.result));
   }
 
+  /** One statement per call, along `runs_active_idx`. */
+  async listActiveRuns(jobNames: readonly string[]): Promise<readonly RunRecord[]> {
+    const rows = await this.#db.rows(
+      `SELECT ${this.#s}.run_json(r) AS result FROM ${this.#s}.runs r
+       WHERE r.job_name = ANY ($1::text[]) AND r.status IN ('pending', 'running')
+       ORDER BY r.job_name, r.created_at DESC, r.scheduled_at DESC, r.id DESC`,
+      [[...jobNames]],
+    );
+    return rows.map((row) => toRun(row.result));
+  }
+
   async listIndices(runId: string): Promise<readonly IndexRecord[]> {
     const rows = await this.#db.rows(
       `SELECT ${this.#s}.index_json(i) AS result FROM ${this.#s}.run_indices i WHERE i.run_id = $1 ORDER BY i.idx`,
@@ -425,6 +438,15 @@ export class PostgresStore implements Store {
       this.#listeners.delete(listener);
       if (this.#listeners.size === 0) void this.#listener.stop();
     };
+  }
+
+  /**
+   * Sends a marker on the channel and waits for it to come back on the LISTEN session:
+   * notifications reach a listener in commit order, so every notification of a call
+   * that has resolved arrived before it.
+   */
+  flushNotifications(): Promise<void> {
+    return this.#flush.flush();
   }
 
   /**

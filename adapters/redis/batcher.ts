@@ -13,7 +13,7 @@
  * is that the calls of a batch run back to back, atomically as a whole (stronger
  * than each alone).
  *
- * - Lanes, in flight and size: see `Coalescer` (src/coalescer.ts). A lane is one
+ * - Lanes, in flight and size: see `Coalescer` (adapters/shared/coalescer.ts). A lane is one
  *   script; a lone call is sent as the plain script; a batch holds at most
  *   `maxCalls` calls and `maxArgs` arguments, so that no batch holds the server long.
  * - Failure. An error of the batch as a whole (a dropped connection, `BUSY`, a
@@ -21,7 +21,7 @@
  *   which nobody knows whether it ran: every caller gets it, nothing is re-sent.
  */
 
-import { Coalescer, type Pending } from '../../src/coalescer.js';
+import { Coalescer, type Pending } from '../shared/coalescer.js';
 import type { BatchableScript } from './lua-prelude.js';
 
 /** Runs one script (by SHA, falling back to its text) with KEYS fixed by the caller, and resolves its reply. */

@@ -22,8 +22,7 @@ import type {
   UpsertJobInput,
   UpsertJobResult,
 } from '../../src/store.js';
-import type { Draft } from '../../src/draft.js';
-import { Memo } from '../../src/schedule/memo.js';
+import { Memo, type Draft } from '../../src/adapter-kit.js';
 
 /** A reply that does not have the shape a script promises: a bug or a foreign key, never user input. */
 function malformed(what: string): Error {

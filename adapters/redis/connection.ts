@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import type * as IORedis from 'ioredis';
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
-import { requireDriver } from '../../src/driver.js';
+import { requireDriver } from '../../src/adapter-kit.js';
 
 /** An ioredis client: a single `Redis` connection or a `Cluster`. */
 export type RedisClient = Redis | Cluster;

@@ -3,7 +3,7 @@
  * constructors' validation boundary).
  */
 import * as z from 'zod/mini';
-import { parseInput } from '../../src/validation.js';
+import { parseInput } from '../../src/adapter-kit.js';
 import { isRedisClient, type RedisClient } from './connection.js';
 
 /** Where the store keeps its keys. */

@@ -7,7 +7,7 @@
  * themselves.
  */
 import { StoreError } from '../../src/errors.js';
-import { allJobPages, batchesOf, compareNewestFirst, compareReadyOrder } from '../../src/store-rules.js';
+import { allJobPages, batchesOf, compareNewestFirst, compareReadyOrder, isActive } from '../../src/store-rules.js';
 import {
   LEASE_EXPIRED_ERROR,
   PENDING_TIMEOUT_ERROR,
@@ -62,6 +62,7 @@ import {
   optional,
   upsertArgs,
 } from './codec.js';
+import { NotificationFlush } from '../shared/notification-flush.js';
 import { ScriptBatcher } from './batcher.js';
 import { closeClient, hashTag, openClient, ScriptRunner, type RedisClient } from './connection.js';
 import { parseStoreOptions, type RedisStoreOptions } from './options.js';
@@ -94,6 +95,7 @@ export class RedisStore implements Store {
   readonly #scripts: ScriptRunner;
   readonly #batcher: ScriptBatcher;
   readonly #listeners = new Set<Listener>();
+  readonly #flush: NotificationFlush;
   /** The dedicated pub/sub connection, open while someone watches. */
   #subscriber: RedisClient | undefined;
   readonly #closing = new Set<Promise<void>>();
@@ -121,6 +123,8 @@ export class RedisStore implements Store {
     this.#channel = `${this.#client.options.keyPrefix ?? ''}${this.#tag}:events`;
     this.#scripts = new ScriptRunner(this.#client);
     this.#batcher = new ScriptBatcher({ run: (script, args) => this.#run(script, args) });
+    // Published by a script on KEYS[1], so on a cluster it leaves from the node that published the notifications.
+    this.#flush = new NotificationFlush((marker) => this.#run(lua.FLUSH, [marker]));
   }
 
   /** Loads the scripts and checks the key layout version (idempotent, safe to race). */
@@ -378,6 +382,14 @@ export class RedisStore implements Store {
     return limit === undefined ? runs : runs.slice(0, Math.max(0, limit));
   }
 
+  /** One script call for all the jobs' runs (their sets, as `listRuns` reads one). */
+  async listActiveRuns(jobNames: readonly string[]): Promise<readonly RunRecord[]> {
+    if (jobNames.length === 0) return [];
+    return decodeRuns(await this.#run(lua.LIST_JOBS_RUNS, jobNames))
+      .filter((run) => isActive(run.status))
+      .sort((a, b) => (a.jobName < b.jobName ? -1 : a.jobName > b.jobName ? 1 : compareNewestFirst(a, b)));
+  }
+
   async listIndices(runId: string): Promise<readonly IndexRecord[]> {
     const hash = await this.#client.hgetall(`${this.#tag}:indices:${runId}`);
     return Object.entries(hash)
@@ -402,6 +414,11 @@ export class RedisStore implements Store {
     };
   }
 
+  /** Publishes a marker and waits for it on the subscription: pub/sub keeps order, so every earlier notification is in. */
+  flushNotifications(): Promise<void> {
+    return this.#flush.flush();
+  }
+
   #run(script: string, args: readonly string[]): Promise<unknown> {
     return this.#scripts.run(script, [this.#tag], args);
   }
@@ -415,19 +432,23 @@ export class RedisStore implements Store {
     if (this.#subscriber !== undefined || this.#closed) return;
     const subscriber = this.#client.duplicate();
     this.#subscriber = subscriber;
+    this.#flush.state = 'connecting';
     // A broken subscription only loses hints; the scheduler's polling covers them.
     subscriber.on('error', () => {});
     subscriber.on('message', (channel: string, message: string) => {
-      if (channel !== this.#channel) return;
+      if (channel !== this.#channel || this.#flush.isMarker(message)) return;
       for (const notification of decodeNotifications(message)) this.#dispatch(notification);
     });
-    // A subscription that failed (Redis down when the first watcher came) is made again once the
-    // connection is ready; ioredis itself renews only the subscriptions that once succeeded.
-    let subscribed = false;
+    subscriber.on('close', () => {
+      if (this.#subscriber === subscriber) this.#flush.state = 'connecting';
+    });
+    // Subscribed again on every ready connection: ioredis renews only the subscriptions that once succeeded
+    // (a first one may have failed while Redis was down), and the answer says when the flush can count on it.
     const subscribe = (): void => {
-      if (subscribed) return;
       subscriber.subscribe(this.#channel).then(
-        () => (subscribed = true),
+        () => {
+          if (this.#subscriber === subscriber) this.#flush.state = 'subscribed';
+        },
         () => {},
       );
     };
@@ -439,6 +460,7 @@ export class RedisStore implements Store {
     const subscriber = this.#subscriber;
     if (subscriber === undefined) return;
     this.#subscriber = undefined;
+    this.#flush.state = 'off';
     const closing = closeClient(subscriber).finally(() => this.#closing.delete(closing));
     this.#closing.add(closing);
   }

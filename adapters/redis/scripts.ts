@@ -268,9 +268,27 @@ end
 return runs
 `);
 
+/** The runs of every job named in ARGV (`listActiveRuns` filters them). */
+export const LIST_JOBS_RUNS = script(`
+local runs = {}
+for _, name in ipairs(ARGV) do
+  for _, id in ipairs(redis.call('SMEMBERS', runsKey(name))) do
+    local run = runReply(id)
+    if #run > 0 then table.insert(runs, run) end
+  end
+end
+return runs
+`);
+
+/** Publishes a flush marker (`NotificationFlush`) on the channel, from the node that runs the store's scripts. */
+export const FLUSH = script(`
+redis.call('PUBLISH', EVENTS, ARGV[1])
+return 1
+`);
+
 /** Every store script, for `init()` to load. */
 export const STORE_SCRIPTS: readonly string[] = [
-  INIT, UPSERT_JOBS, GET_JOB, LIST_JOBS, REMOVE_JOB, SET_SUSPENDED, ADD_BACKFILL, FIND_READY_RUNS, FIND_READY_JOBS, LIST_RUNS,
+  INIT, FLUSH, UPSERT_JOBS, GET_JOB, LIST_JOBS, REMOVE_JOB, SET_SUSPENDED, ADD_BACKFILL, FIND_READY_RUNS, FIND_READY_JOBS, LIST_RUNS, LIST_JOBS_RUNS,
   ...[SCHEDULE_RUN, CREATE_RUN, SCHEDULE_BACKFILL_RUN].flatMap(({ lua, batch }) => [lua, batch]),
   ...RUN_SCRIPTS,
 ];

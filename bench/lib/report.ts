@@ -211,6 +211,9 @@ export function renderMarkdown(r: Results): string {
       rows.push(...compare(`\`${pattern}\` occurrences/s`, tw?.opsPerSecond, peers.map((p: any) => [p.lib, p.opsPerSecond]), (v) => f(v, 0), `faster than every peer: ${mark(tw?.opsPerSecond > fastest)}`));
     }
     out += table(rows) + '\n';
+    if (cm.latest !== undefined) {
+      out += `tickwork \`latest(t)\` (catch-up look-up; it walks time-zone segments, never missed ticks), µs per call: ${cm.latest.map((l: any) => `${l.schedule} ${f(l.microsPerCall, 2)}`).join('; ')}.\n\n`;
+    }
   } else out += 'not run\n\n';
 
   out += '## Registration\n\n10,000 cron jobs with distinct expressions (`m h * * *`): tickwork `register()` (not started), croner `new Cron(p, { paused: true }, fn)`, node-cron `createTask(p, fn)` (created stopped). Heap = heapUsed delta after GC with every job retained. Each library in its own process, after a 100-job warm-up.\n\n';

@@ -3,6 +3,9 @@
  * start, with tickwork's compileSchedule().next, croner nextRun, node-cron getNextRuns (its only
  * API for future runs: counts from the current time) and raw cron-parser next().
  * Each library is warmed up, then timed `--reps` times (once when a rep takes over 5 s); the best rep is reported.
+ * Then tickwork's `latest(t)` (the catch-up look-up, which must not enumerate missed ticks): microseconds
+ * per call for cron jobs whose previous tick is a minute to two years back, and for an interval job
+ * 30 million periods after its anchor (moved here from a timed unit test).
  */
 import { CronExpressionParser } from 'cron-parser';
 import { Cron } from 'croner';
@@ -46,6 +49,29 @@ const impls: Record<string, Impl> = {
   },
 };
 
+/** Microseconds per `latest(t)` call, best of `REPS`, for schedules whose previous tick is far back. */
+function timeLatest(): { schedule: string; microsPerCall: number }[] {
+  const now = Date.parse('2026-03-08T12:00:00Z');
+  const cases: [string, ReturnType<typeof compileSchedule>][] = [
+    ['* * * * * America/New_York', compileSchedule({ kind: 'cron', expression: '* * * * *' }, 'America/New_York', 0)],
+    ['0 9 * * 1-5 America/New_York', compileSchedule({ kind: 'cron', expression: '0 9 * * 1-5' }, 'America/New_York', 0)],
+    ['0 0 29 2 * Australia/Lord_Howe', compileSchedule({ kind: 'cron', expression: '0 0 29 2 *' }, 'Australia/Lord_Howe', 0)],
+    ['every 1 min, 30 million periods in', compileSchedule({ kind: 'every', everyMs: 60_000, anchor: now - 30_000_000 * 60_000 }, 'UTC', 0)],
+  ];
+  const calls = 20_000;
+  return cases.map(([schedule, compiled]) => {
+    compiled.latest(now); // warm the zone's tables for these years
+    let best = Infinity;
+    for (let r = 0; r < REPS; r += 1) {
+      const t0 = performance.now();
+      for (let i = 0; i < calls; i += 1) compiled.latest(now + i * 1_000);
+      best = Math.min(best, performance.now() - t0);
+    }
+    process.stderr.write(`tickwork latest ${schedule}: ${((best * 1000) / calls).toFixed(2)} µs/call\n`);
+    return { schedule, microsPerCall: (best * 1000) / calls };
+  });
+}
+
 function main(): void {
   const results: { lib: string; pattern: string; opsPerSecond: number; bestMs: number; last: string }[] = [];
   for (const pattern of PATTERNS) {
@@ -63,7 +89,7 @@ function main(): void {
       process.stderr.write(`${lib} ${pattern}: ${(COUNT / (best / 1000)).toFixed(0)} ops/s\n`);
     }
   }
-  report({ count: COUNT, timezone: TZ, results });
+  report({ count: COUNT, timezone: TZ, results, latest: timeLatest() });
   setTimeout(() => process.exit(0), 100).unref();
 }
 

@@ -13,8 +13,13 @@
  * segment, wall clock and instants map one to one, so each segment needs one calendar
  * query, plus one for the wall-clock times skipped by a gap at its start. `next` and
  * `latest` walk the same segments in opposite directions with the same rules, so they
- * describe one tick set; `latest` never enumerates ticks, only segments (at most a few
- * per year between a reference instant and its tick).
+ * describe one tick set; `latest` never enumerates ticks, only segments.
+ *
+ * Between a segment without a tick and the next wall-clock match, nothing can fire:
+ * every tick's wall-clock time (or, in a gap, the skipped time it stands for) lies within
+ * `MAX_OFFSET` of its instant. So the walk jumps from such a segment to the first instant
+ * that could carry the next match, and a sparse expression (a fifth Friday of February,
+ * ~28 years apart) reads the zone near its ticks only, not every chunk in between.
  *
  * Why not cron-parser's own next()/prev(): in 5.10 prev() disagrees with next() on
  * spring-forward days (America/New_York 2026-03-08) and next() skips the whole day of
@@ -23,7 +28,7 @@
 import type { CronCalendar } from './calendar.js';
 import type { ParsedCron } from './cron.js';
 import type { Schedule } from './types.js';
-import type { Zone } from './zone.js';
+import { MAX_OFFSET, type Zone } from './zone.js';
 
 // Epoch seconds a Date can hold.
 const MAX_SECOND = 8_640_000_000_000;
@@ -71,7 +76,10 @@ export class CronSchedule implements Schedule {
         }
       }
       if (best !== undefined) return best <= MAX_SECOND ? best * 1000 : undefined;
-      from = end;
+      // A tick at or after `end` has a wall-clock time (or skipped time) of at least end - MAX_OFFSET.
+      const match = calendar.next(end - MAX_OFFSET);
+      if (match === undefined) return undefined;
+      from = Math.max(end, match - MAX_OFFSET);
     }
     return undefined;
   }
@@ -100,7 +108,10 @@ export class CronSchedule implements Schedule {
         }
       }
       if (best !== undefined) return best >= -MAX_SECOND ? best * 1000 : undefined;
-      to = start - 1;
+      // A tick before `start` has a wall-clock time (or skipped time) of at most start - 1 + MAX_OFFSET.
+      const match = calendar.prev(start - 1 + MAX_OFFSET);
+      if (match === undefined) return undefined;
+      to = Math.min(start - 1, match + MAX_OFFSET);
     }
     return undefined;
   }

@@ -3,17 +3,18 @@
  * timers; every query takes its reference instant (epoch milliseconds).
  */
 import { ValidationError } from '../errors.js';
-import type { ScheduleSpec } from '../store.js';
 import { parseCron } from './cron.js';
 import { CronSchedule } from './cron-schedule.js';
 import { IntervalSchedule } from './interval.js';
 import { Memo } from './memo.js';
 import { OneOffSchedule } from './one-off.js';
-import type { Schedule } from './types.js';
+import { tickNotes, type TickNotes } from './tick-notes.js';
+import type { Schedule, ScheduleSpec } from './types.js';
 import { ZoneCache } from './zone.js';
 
 export type { Schedule } from './types.js';
-export type { ScheduleSpec } from '../store.js';
+export type { TickNotes } from './tick-notes.js';
+export type { ScheduleSpec } from './types.js';
 
 // Shared across schedules, because both are pure functions of their key: a zone's transitions
 // are tzdata facts, found once (see zone.ts), and a parsed expression depends only on its text.
@@ -102,4 +103,17 @@ export function compileSchedule(spec: ScheduleSpec, timezone: string, defaultAnc
       return new OneOffSchedule(spec.at);
     }
   }
+}
+
+/**
+ * A tick's place on the wall clock of `timezone`: wall-clock time, offset, and the
+ * daylight-saving marks of a preview (shifted by a gap, in a repeated hour). The spec and
+ * zone must be valid (`compileSchedule` accepted them).
+ */
+export function describeTick(spec: ScheduleSpec, timezone: string, tick: number): TickNotes {
+  const zone = zones.get(timezone);
+  if (zone === undefined) throw new RangeError(`unknown time zone ${JSON.stringify(timezone)}`);
+  const parsed = spec.kind === 'cron' ? parse(spec.expression) : undefined;
+  const calendar = parsed !== undefined && 'cron' in parsed ? parsed.cron.calendar : undefined;
+  return tickNotes(zone, tick, calendar === undefined ? undefined : (wall) => calendar.next(wall) === wall);
 }

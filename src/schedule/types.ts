@@ -1,4 +1,11 @@
-/** The contract every compiled schedule (cron, interval, one-off) fulfils. */
+/** The schedule layer's own types: a schedule's stored form, and the contract every compiled schedule (cron, interval, one-off) fulfils. */
+
+/** A schedule in its stored form: enough for any instance to plan the job. */
+export type ScheduleSpec =
+  | { readonly kind: 'cron'; readonly expression: string }
+  /** `anchor` absent: the job's `createdAt` in the store. */
+  | { readonly kind: 'every'; readonly everyMs: number; readonly anchor?: number }
+  | { readonly kind: 'at'; readonly at: number };
 
 /**
  * A set of ticks (instants, epoch milliseconds), queried from any reference instant.

@@ -1,19 +1,22 @@
 /**
  * UTC offsets of IANA time zones. Owns the only use of `Intl` in schedule maths.
  * A zone that is a fixed offset by definition (`UTC`, `Etc/GMT+5`, ...) is one segment
- * forever, read once. Any other zone's offset transitions are found once per UTC year
- * (samples a few days apart, then bisection to the second where two samples differ) and
- * kept, so the hot path is an array lookup and never formats a date.
+ * forever, read once. Any other zone's offset transitions are found once per stretch of
+ * `CHUNK` seconds (about a month) that a query touches (samples a few days apart, then
+ * bisection to the second where two samples differ) and kept, so the hot path is an array
+ * lookup and never formats a date. A stretch, not a year: a sparse expression (a fifth
+ * Friday of February) touches one stretch per tick, and a stretch costs ~14 Intl calls
+ * where a year cost ~125 (cron-schedule.ts skips the stretches between ticks unread).
  *
  * All instants here are epoch SECONDS; offsets are seconds east of UTC.
  */
 import { daysFromCivil } from './calendar.js';
 
-/** A stretch of time with one UTC offset, ending at a transition or at a UTC year boundary. */
+/** A stretch of time with one UTC offset, ending at a transition or at a chunk boundary. */
 export interface ZoneSegment {
   /**
-   * First second of the segment: a transition, or the first second of a UTC year when no
-   * transition happened in the few days before it. May lie in the previous UTC year.
+   * First second of the segment: a transition, or the first second of a chunk when no
+   * transition happened in the few days before it. May lie in the previous chunk.
    */
   readonly start: number;
   /** First second after the segment. */
@@ -24,21 +27,32 @@ export interface ZoneSegment {
   readonly before: number;
 }
 
-interface YearTable {
+interface ChunkTable {
   readonly start: number;
   readonly end: number;
   readonly segments: readonly ZoneSegment[];
 }
 
 const DAY = 86_400;
+/**
+ * The zone is read in chunks of this many seconds, aligned on the epoch: 32 days, ~14 Intl
+ * calls each (11 samples, the last second, and 2 before the start), plus ~19 per transition.
+ */
+export const CHUNK = 32 * DAY;
+/**
+ * No zone is further than this from UTC (tzdata's extremes are local mean times of about
+ * ±15:56; ECMA-262 offset zones stop short of ±24:00). Lets cron-schedule.ts bound the
+ * instants of a wall-clock time without reading the zone.
+ */
+export const MAX_OFFSET = DAY;
 // Longer than any gap or fold (the longest are whole skipped days, e.g. Pacific/Apia 2011).
 const LOOKBACK = 3 * DAY;
 /**
- * Sampling step of the yearly scan, in seconds. Two samples that agree hide any stretch
+ * Sampling step of a chunk's scan, in seconds. Two samples that agree hide any stretch
  * between them that returns to the same offset, so the step must stay below the shortest
  * such stretch: in tzdata 2025c, for every zone over 1700-2400, that is 6 days 23 hours (a
  * week of summer time in Brazil in 2000, and in Palestine's predicted 2040 rules); half of
- * it leaves room for future tzdata. A year costs ~125 Intl calls, plus ~19 per transition.
+ * it leaves room for future tzdata.
  */
 export const SCAN_STEP = 3 * DAY;
 // Intl output for early years carries an era, and the last year a Date holds is incomplete;
@@ -46,8 +60,8 @@ export const SCAN_STEP = 3 * DAY;
 // at the nearer edge.
 const MIN_SECOND = -59_011_459_200; // 0100-01-01T00:00:00Z
 const MAX_SECOND = 8_615_994_624_000; // 275000-01-01T00:00:00Z, some way inside the Date range
-// Bounded so a sweep over centuries cannot grow without end.
-const MAX_YEARS_KEPT = 1_000;
+// Bounded so a sweep over centuries cannot grow without end (a thousand years of chunks).
+const MAX_CHUNKS_KEPT = 12_000;
 // Bounded for the same reason; zones are few in practice.
 const MAX_ZONES_KEPT = 500;
 
@@ -60,14 +74,19 @@ export class Zone {
   readonly name: string;
   readonly #formatter: Intl.DateTimeFormat;
   readonly #fixedOffset: boolean;
+  readonly #chunk: number;
   /** The one segment of a fixed-offset zone, once read. */
   #forever: ZoneSegment | undefined;
-  readonly #years = new Map<number, YearTable>();
-  #last: YearTable | undefined;
+  readonly #chunks = new Map<number, ChunkTable>();
+  #last: ChunkTable | undefined;
 
-  /** Throws a RangeError when `Intl` does not know the zone. */
-  constructor(name: string) {
+  /**
+   * Throws a RangeError when `Intl` does not know the zone. `chunk` (seconds) is for tests,
+   * which put chunk boundaries inside gaps and folds to check that none shows.
+   */
+  constructor(name: string, chunk = CHUNK) {
     this.name = name;
+    this.#chunk = chunk;
     this.#formatter = new Intl.DateTimeFormat('en-US', {
       timeZone: name,
       hourCycle: 'h23',
@@ -88,7 +107,7 @@ export class Zone {
     if (table === undefined || second < table.start || second >= table.end) {
       if (second < MIN_SECOND) return this.#edge(-Infinity, MIN_SECOND);
       if (second >= MAX_SECOND) return this.#edge(MAX_SECOND, Infinity);
-      table = this.#table(new Date(second * 1000).getUTCFullYear());
+      table = this.#table(Math.floor(second / this.#chunk));
       this.#last = table;
     }
     const segments = table.segments;
@@ -110,27 +129,25 @@ export class Zone {
     return { start, end, offset, before: offset };
   }
 
-  #table(year: number): YearTable {
-    let table = this.#years.get(year);
+  #table(chunk: number): ChunkTable {
+    let table = this.#chunks.get(chunk);
     if (table === undefined) {
-      if (this.#years.size >= MAX_YEARS_KEPT) this.#years.clear();
-      table = this.#scanYear(year);
-      this.#years.set(year, table);
+      if (this.#chunks.size >= MAX_CHUNKS_KEPT) this.#chunks.clear();
+      table = this.#scanChunk(chunk * this.#chunk, (chunk + 1) * this.#chunk);
+      this.#chunks.set(chunk, table);
     }
     return table;
   }
 
-  #scanYear(year: number): YearTable {
-    const start = Date.UTC(year, 0, 1) / 1000;
-    const end = Date.UTC(year + 1, 0, 1) / 1000;
+  #scanChunk(start: number, end: number): ChunkTable {
     const segments: ZoneSegment[] = [];
     let segmentStart = start;
     let before = this.#rawOffset(start - 1);
     let current = before;
     let known = start - 1; // latest second whose offset is `current`
-    // Year boundaries are not transitions, but a gap or fold that began shortly before
-    // one still shapes the wall clock after it (Pacific/Kiritimati skipped 1994-12-31,
-    // so the gap runs into 1995): the first segment then starts at that transition.
+    // Chunk boundaries are not transitions, but a gap or fold that began shortly before
+    // one still shapes the wall clock after it (Pacific/Apia skipped 2011-12-30, a whole
+    // day): the first segment then starts at that transition.
     const lookback = this.#rawOffset(start - LOOKBACK);
     if (lookback !== before) {
       const at = this.#firstChange(start - LOOKBACK, start - 1, lookback);
@@ -139,13 +156,13 @@ export class Zone {
         before = lookback;
       }
     }
-    // Samples SCAN_STEP apart, then the last second of the year. Several transitions between two
+    // Samples SCAN_STEP apart, then the last second of the chunk. Several transitions between two
     // samples are found one by one: each bisection finds the first change after `known`.
     for (let sample = start; ; sample = Math.min(sample + SCAN_STEP, end - 1)) {
       let offset = this.#rawOffset(sample);
       while (offset !== current) {
         const at = this.#firstChange(known, sample, current);
-        // A change exactly at the year's first second leaves nothing to push.
+        // A change exactly at the chunk's first second leaves nothing to push.
         if (at > segmentStart) segments.push({ start: segmentStart, end: at, offset: current, before });
         before = current;
         segmentStart = at;

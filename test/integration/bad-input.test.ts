@@ -171,6 +171,7 @@ const CASES: readonly Case[] = [
     ['from past the Date range', { from: 8.64e15 + 1, to: 8.64e15 + 2 }, 'from', '8640000000000001'],
     ['to NaN', { from: T0, to: NaN }, 'to', 'NaN'],
     ['an unknown option', { from: T0, to: T0, bogus: 1 }, ''],
+    ['more than MAX_BACKFILL_RUNS ticks (217,440 minutes)', { from: '2026-01-01', to: '2026-06-01' }, 'to', '"2026-06-01"'],
   ] as const).map(([label, range, path, shows]): Case => [`backfill(): ${label}`, (s) => s.backfill('job', range as never), path, shows]),
 
   // listRuns(name, options) and nextRuns(name, count)

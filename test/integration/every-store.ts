@@ -10,7 +10,10 @@ import pg from 'pg';
 import { MemoryStore } from '../../adapters/memory/index.js';
 import { PostgresStore } from '../../adapters/postgres/index.js';
 import { RedisStore } from '../../adapters/redis/index.js';
+import { expect } from 'vitest';
+import { Scheduler } from '../../src/index.js';
 import type { Store } from '../../src/store.js';
+import { FakeClock } from '../../src/testing/index.js';
 import { DATABASE_URL, REDIS_URL, deleteRedisKeys, requireServer, uniqueNamespace } from './servers.js';
 
 export type StoreKind = 'memory' | 'redis' | 'postgres';
@@ -132,3 +135,24 @@ export const EVERY_STORE: readonly StoreUnderTest[] = [
     },
   },
 ];
+
+/**
+ * Runs `test` with a scheduler (not started) on `opened`'s store and a `FakeClock` at
+ * 2026-01-01; fails when the scheduler reported an `error`; then stops the scheduler
+ * and disposes of the store.
+ */
+export async function withFakeClockScheduler(opened: OpenedStore, test: (scheduler: Scheduler, clock: FakeClock) => Promise<void>): Promise<void> {
+  const clock = new FakeClock('2026-01-01T00:00:00Z');
+  const scheduler = new Scheduler({ store: opened.store, clock, logger: false });
+  const errors: Error[] = [];
+  scheduler.on('error', (error) => errors.push(error));
+  try {
+    await test(scheduler, clock);
+    expect(errors).toEqual([]);
+  } finally {
+    const stopping = scheduler.stop();
+    await clock.advance('1m');
+    await stopping;
+    await opened.dispose();
+  }
+}

@@ -156,22 +156,28 @@ describe.skipIf(!up)('RedisStore call batching', () => {
   });
 
   it('delivers every notification of a batch to watchers, in order', async () => {
-    await withStore(async (store, evals) => {
+    await withStore(async (store, evals, prefix) => {
       await addJobs(store, ['a']);
+      const ids = Array.from({ length: 10 }, (_, i) => `a.m${i}`);
       const seen: StoreNotification[] = [];
-      const unwatch = store.watch((notification) => seen.push(notification));
+      let allSeen!: () => void;
+      const delivered = new Promise<void>((resolve) => (allSeen = resolve));
+      const unwatch = store.watch((notification) => {
+        seen.push(notification);
+        if (seen.length === ids.length) allSeen();
+      });
       try {
-        // Let the subscription settle: a notification published before it is lost.
-        for (let i = 0; i < 50 && seen.length === 0; i += 1) {
-          await store.setSuspended({ name: 'a', suspended: false, now: T0 });
-          await new Promise((resolve) => setTimeout(resolve, 20));
+        // A notification published before the subscription is active is lost: wait until Redis
+        // counts the store's subscriber (a round trip each, no timers).
+        const channel = `{${prefix}}:events`;
+        for (let i = 0; i < 10_000; i += 1) {
+          const [, subscribers] = (await admin.pubsub('NUMSUB', channel)) as [string, number];
+          if (Number(subscribers) > 0) break;
         }
-        seen.length = 0;
         evals.length = 0;
-        const ids = Array.from({ length: 10 }, (_, i) => `a.m${i}`);
         await Promise.all(ids.map((id) => store.createRun({ now: T0, run: { id, jobName: 'a', scheduledAt: T0, trigger: 'manual' } })));
         expect(evals.length).toBeLessThanOrEqual(3);
-        for (let i = 0; i < 100 && seen.length < ids.length; i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+        await delivered; // published after the subscription: each one arrives (the test's timeout bounds it)
         expect(seen).toEqual(ids.map((id) => ({ type: 'run-ready', jobName: 'a', runId: id, readyAt: T0 })));
       } finally {
         unwatch();

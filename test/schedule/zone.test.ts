@@ -6,8 +6,10 @@
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { compileSchedule } from '../../src/schedule/index.js';
-import { SCAN_STEP, Zone } from '../../src/schedule/zone.js';
-import { at, cron, iso } from './helpers.js';
+import { CHUNK, SCAN_STEP, Zone } from '../../src/schedule/zone.js';
+import { parseCron } from '../../src/schedule/cron.js';
+import { CronSchedule } from '../../src/schedule/cron-schedule.js';
+import { at, cron, expectTicks, forward, iso } from './helpers.js';
 import { transitionsIn, WallReader } from './oracle.js';
 
 /** The number of `Intl.DateTimeFormat` format() calls `run` makes. */
@@ -60,32 +62,60 @@ describe('fixed-offset zones', () => {
   });
 });
 
-describe('year scans', () => {
-  it('find the transitions with a fraction of a daily scan (which took ~370 calls a year, ~400 with DST)', () => {
+describe('chunk scans', () => {
+  it('read a chunk (32 days) with ~14 Intl calls, plus ~19 per transition (a year took ~125, a daily scan ~370)', () => {
     let zone = new Zone('Asia/Kolkata');
+    const chunkStart = Math.floor(second('2031-06-15T00:00Z') / CHUNK) * CHUNK;
     const constant = intlCalls(() => zone.segmentAt(second('2031-06-15T00:00Z')));
-    expect(constant).toBeLessThan(150);
-    expect(zone.segmentAt(second('2031-06-15T00:00Z'))).toEqual({
-      start: second('2031-01-01T00:00Z'),
-      end: second('2032-01-01T00:00Z'),
-      offset: 19_800,
-      before: 19_800,
-    });
+    expect(constant).toBe(14);
+    expect(zone.segmentAt(second('2031-06-15T00:00Z'))).toEqual({ start: chunkStart, end: chunkStart + CHUNK, offset: 19_800, before: 19_800 });
 
     zone = new Zone('America/New_York');
-    const withDst = intlCalls(() => zone.segmentAt(second('2031-06-15T00:00Z')));
-    expect(withDst).toBeLessThan(200);
-    const segments = [];
+    const withDst = intlCalls(() => zone.segmentAt(second('2031-03-09T07:00Z')));
+    expect(withDst).toBeGreaterThan(14);
+    expect(withDst).toBeLessThan(14 + 2 * 19);
+    // A year of segments, joined where a chunk boundary (no transition) separates two.
+    const segments: { start: number; end: number; offset: number; before: number }[] = [];
+    let calls = 0;
     for (let t = second('2031-01-01T00:00Z'); t < second('2032-01-01T00:00Z'); ) {
-      const segment = zone.segmentAt(t);
-      segments.push(segment);
+      let segment!: ReturnType<Zone['segmentAt']>;
+      calls += intlCalls(() => (segment = zone.segmentAt(t)));
+      const previous = segments.at(-1);
+      if (previous !== undefined && segment.before === segment.offset && previous.offset === segment.offset) {
+        previous.end = segment.end;
+      } else {
+        segments.push({ ...segment });
+      }
       t = segment.end;
     }
-    expect(segments).toEqual([
-      { start: second('2031-01-01T00:00Z'), end: second('2031-03-09T07:00Z'), offset: -18_000, before: -18_000 },
-      { start: second('2031-03-09T07:00Z'), end: second('2031-11-02T06:00Z'), offset: -14_400, before: -18_000 },
-      { start: second('2031-11-02T06:00Z'), end: second('2032-01-01T00:00Z'), offset: -18_000, before: -14_400 },
+    expect(calls).toBeLessThan(200);
+    expect(segments.map(({ start, end, offset, before }) => [start, end, offset, before])).toEqual([
+      [Math.floor(second('2031-01-01T00:00Z') / CHUNK) * CHUNK, second('2031-03-09T07:00Z'), -18_000, -18_000],
+      [second('2031-03-09T07:00Z'), second('2031-11-02T06:00Z'), -14_400, -18_000],
+      [second('2031-11-02T06:00Z'), Math.ceil(second('2032-01-01T00:00Z') / CHUNK) * CHUNK, -18_000, -14_400],
     ]);
+  });
+
+  // Chunks of an hour put boundaries inside every gap and fold: the ticks must not change.
+  it.each([
+    ['Pacific/Apia', '2011-12-28T00:00Z', '2012-01-02T00:00Z'], // skipped 2011-12-30, a whole day
+    ['Pacific/Kiritimati', '1994-12-29T00:00Z', '1995-01-02T00:00Z'], // skipped 1994-12-31
+    ['Australia/Lord_Howe', '2026-04-04T00:00Z', '2026-04-06T00:00Z'], // a 30-minute fold
+    ['Australia/Lord_Howe', '2026-10-03T00:00Z', '2026-10-05T00:00Z'], // a 30-minute gap
+    ['America/New_York', '2026-03-07T00:00Z', '2026-03-10T00:00Z'],
+    ['America/New_York', '2026-10-31T00:00Z', '2026-11-03T00:00Z'],
+    ['Antarctica/Troll', '2026-03-28T00:00Z', '2026-03-31T00:00Z'], // a 2-hour gap
+  ])('%s: chunk boundaries inside gaps and folds change no tick (%s to %s)', (name, from, to) => {
+    const hourly = new Zone(name, 3600);
+    const monthly = new Zone(name);
+    // A skipped day's wall-clock times fire as the next day's would: only a day-specific expression tells.
+    const expressions = ['* * * * *', '*/20 * * * *', '0 * * * *', '30 2 * * *', '0 0-23 * * *', '45 23 * * *', '*/13 * * * * *', '0 12 30 12 *', '0 12 31 12 *'];
+    for (const expression of expressions) {
+      const parsed = parseCron(expression);
+      if (!('cron' in parsed)) throw new Error(parsed.problem);
+      const expected = forward(new CronSchedule(parsed.cron, monthly), from, to);
+      expectTicks(new CronSchedule(parsed.cron, hourly), from, to, expected);
+    }
   });
 
   // The zones with the shortest stretches between two transitions that return to the same

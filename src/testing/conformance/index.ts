@@ -2,7 +2,7 @@
  * The store conformance suite: one call registers the tests (vitest, jest, ...) that prove a store
  * against the contract in `src/store.ts` (atomic create, cursor compare-and-set,
  * policies, leases, fencing, recovery, history pruning, backfills, notifications,
- * the lock, fan-out runs and their indices, pending timeouts and history TTL).
+ * the lock, fan-out runs and their indices, pending timeouts and history TTL, the optional batch read).
  * Every test gets a fresh store from the factory, so a factory that hands each
  * store its own namespace (key prefix, schema) lets suites run in parallel
  * against one server.
@@ -13,6 +13,7 @@ import { fanOutRunTests } from './fan-out-runs.js';
 import { fanOutTests } from './fan-out.js';
 import { fixture, type StoreConformanceOptions } from './fixtures.js';
 import { planningTests } from './planning.js';
+import { readTests } from './reads.js';
 
 export type { ConformanceAssertion, ConformanceTestApi, StoreConformanceOptions } from './fixtures.js';
 
@@ -32,5 +33,6 @@ export function storeConformance(name: string, options: StoreConformanceOptions)
     fanOutTests(fx);
     fanOutRunTests(fx);
     expiryTests(fx);
+    readTests(fx);
   });
 }
