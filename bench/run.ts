@@ -26,9 +26,12 @@ const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
 const onlyIndex = argv.indexOf('--only');
 const only = onlyIndex >= 0 ? new Set((argv[onlyIndex + 1] ?? '').split(',')) : undefined;
-const RESULTS_JSON = `${ROOT}bench/results.json`;
+/** BENCH_RESULTS_JSON: where this run keeps its results (two runs at once must not write one file). */
+const RESULTS_JSON = process.env.BENCH_RESULTS_JSON ?? `${ROOT}bench/results.json`;
 /** `--jobs N`: the scale scenarios' job counts for development (a million and 100,000 otherwise). */
 const jobsIndex = argv.indexOf('--jobs');
+/** `--memory-jobs N`: scale-idle's job count on the memory store (default: as `--jobs`). */
+const memoryJobsIndex = argv.indexOf('--memory-jobs');
 /** `--fleet-seconds S`: every-10s's window (a multiple of 10; 120 by default, 30 with --quick). */
 const fleetSecondsIndex = argv.indexOf('--fleet-seconds');
 const scaleJobs = jobsIndex >= 0 ? Number(argv[jobsIndex + 1]) : undefined;
@@ -37,6 +40,7 @@ const scaleJobs = jobsIndex >= 0 ? Number(argv[jobsIndex + 1]) : undefined;
  * then measures it beside this build at `comparisonJobs`, one after the other in the same run.
  */
 const baselineIndex = argv.indexOf('--baseline');
+const comparisonIndex = argv.indexOf('--comparison-jobs');
 const baseline = baselineIndex >= 0 ? { root: argv[baselineIndex + 1] as string, label: argv[baselineIndex + 2] ?? 'baseline' } : undefined;
 
 const D0 = quick
@@ -46,13 +50,14 @@ const D0 = quick
 const D = {
   ...D0,
   idleScaleJobs: scaleJobs ?? 1_000_000,
+  memoryScaleJobs: memoryJobsIndex >= 0 ? Number(argv[memoryJobsIndex + 1]) : (scaleJobs ?? 1_000_000),
   burstJobs: scaleJobs ?? 100_000,
   fleetJobs: scaleJobs === undefined ? 10_000 : Math.min(scaleJobs, 10_000),
   fleetSeconds: fleetSecondsIndex >= 0 ? Number(argv[fleetSecondsIndex + 1]) : quick ? 30 : 120,
   /** BullMQ registers one job scheduler per round trip (~2,000/s here): 100,000 of them, its idle cost reported per 100,000 jobs. */
   bullmqIdleJobs: 100_000,
   /** Jobs of the before/after comparison with `--baseline`. */
-  comparisonJobs: Math.min(scaleJobs ?? 100_000, 100_000),
+  comparisonJobs: comparisonIndex >= 0 ? Number(argv[comparisonIndex + 1]) : Math.min(scaleJobs ?? 100_000, 100_000),
 };
 
 const scenario = (name: string) => `bench/scenarios/${name}.ts`;
@@ -335,7 +340,7 @@ const scenarios: Record<string, (results: Results) => Promise<void>> = {
       const runs: [string, string][] = [['tickwork', 'memory'], ['tickwork', 'redis'], ['bullmq', 'redis'], ['tickwork', 'postgres']];
       for (const [lib, store] of runs) {
         const ns = scaleNamespace(store, 'scale');
-        const n = lib === 'bullmq' ? Math.min(jobs, D.bullmqIdleJobs) : jobs;
+        const n = lib === 'bullmq' ? Math.min(jobs, D.bullmqIdleJobs) : store === 'memory' ? D.memoryScaleJobs : jobs;
         const args = ['--lib', lib, '--store', store, '--ns', ns, '--jobs', String(n), '--seconds', String(D.idleSeconds), '--settle-max', '60'];
         log(`scale-idle ${lib} ${store} (${n.toLocaleString('en-US')} jobs)`);
         try {
@@ -426,8 +431,11 @@ async function main(): Promise<void> {
     writeFileSync(`${ROOT}bench/lag.svg`, renderSvg(saved));
     return;
   }
-  log('npm run build');
-  execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  // `--no-build`: dist/ is already built (two runs at once must not rebuild it under each other).
+  if (!argv.includes('--no-build')) {
+    log('npm run build');
+    execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  }
   const previous: Results = only !== undefined && existsSync(RESULTS_JSON) ? (JSON.parse(readFileSync(RESULTS_JSON, 'utf8')) as Results) : {};
   const results: Results = { ...previous, quick, lagWarmUpSeconds: D.lagWarmUpSeconds, only: only !== undefined || previous.only === true, system: await systemInfo() };
   const started = Date.now();
