@@ -9,7 +9,7 @@
  * CPU is this process's over the window until its last start; whether it was the
  * planner says whose CPU is planning. Store URLs from REDIS_URL / DATABASE_URL.
  */
-import { arg, cpuMs, FireLog, nowMs, report, sleep } from '../lib/stats.js';
+import { arg, cpuMs, FireLog, nowMs, sleep } from '../lib/stats.js';
 import { createStore, storeKindOf } from '../lib/store.js';
 import { load } from '../lib/tickwork.js';
 
@@ -65,7 +65,8 @@ async function main(): Promise<void> {
   const planner = plannerAtTick || scheduler.isPlanner;
   await scheduler.stop();
   await store?.close?.();
-  report({
+  // Megabytes of keys: exit once the pipe has taken them (a timer could cut the line short).
+  process.stdout.write(`@@RESULT ${JSON.stringify({
     store: storeKind,
     role,
     jobs,
@@ -80,8 +81,7 @@ async function main(): Promise<void> {
     cpuMs: cpuMsInWindow,
     // From 500 ms before the window start (the runs created ahead of the first tick) until the starts stopped here.
     cpuIntervalMs,
-  });
-  setTimeout(() => process.exit(0), 100).unref();
+  })}\n`, () => process.exit(0));
 }
 
 main().catch((error: unknown) => {
