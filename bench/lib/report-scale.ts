@@ -88,9 +88,15 @@ function burstSection(list: any[] | undefined): string {
   let out = '## Scale: top-of-the-hour burst\n\n';
   out +=
     'Jobs that all share one tick, as `0 * * * *` jobs do at the top of an hour, driven on the real clock: each job\'s schedule is a daily 6-field cron expression for one whole second a minute or two ahead, registered by every instance (3 processes on Redis and on Postgres, one on the memory store), on the private servers. ' +
-    'Lag = handler start − the tick; lag max = from the tick until every handler had started; missed = jobs whose run never started, duplicates = a job run twice. ' +
+    'Lag = handler start − the tick; lag max = from the tick until every handler had started; missed = jobs whose run had not started when the instances stopped waiting (5 s without a start, or 60 s after the tick), duplicates = a job run twice. ' +
     'CPU per instance over the tick, from 500 ms before it (runs are created ahead of it) until its handlers stopped starting; "planner" is the instance holding the planner lease. A planner CPU near 100 % is one core doing all the planning: the single planner is the ceiling.\n\n';
-  return list === undefined ? `${out}not run\n\n` : out + fleetTable(list);
+  if (list === undefined) return `${out}not run\n\n`;
+  out += fleetTable(list);
+  if (list.some((r) => r.missed > 0 || (r.instances ?? []).filter((i: any) => i.planner).length > 1)) {
+    out +=
+      '_Missed runs here are runs still waiting when the instances stopped waiting, not runs lost (duplicates stay 0: run IDs are deterministic). Two planner figures in a row: the planner lease changed hands during the burst. Planning 100,000 jobs in one wake outlasted the 30 s lease, because the heartbeat that renews it awaits that wake; the next planner loads every job again before it plans the rest, and starts stopped in the meantime._\n\n';
+  }
+  return out;
 }
 
 function fleetSection(list: any[] | undefined): string {
@@ -102,5 +108,10 @@ function fleetSection(list: any[] | undefined): string {
 
 export function scaleSections(r: Results): string {
   if (r['scale-idle'] === undefined && r.burst === undefined && r['every-10s'] === undefined) return '';
-  return idleSection(r['scale-idle'], r['scale-idle-comparison']) + burstSection(r.burst) + fleetSection(r['every-10s']);
+  const run = r.scaleRun;
+  const note =
+    run === undefined
+      ? ''
+      : `_The scale scenarios were run ${run.started}, load average ${run.loadAtStart} at the start and ${run.loadAtEnd} at the end (1, 5, 15 min; 2 cores); ${run.note}. Job counts: ${'`'}--jobs 100000 --memory-jobs 1000000 --comparison-jobs 50000${'`'}._\n\n`;
+  return note + idleSection(r['scale-idle'], r['scale-idle-comparison']) + burstSection(r.burst) + fleetSection(r['every-10s']);
 }
