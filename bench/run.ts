@@ -4,7 +4,11 @@
  * `--only` re-runs some scenarios and merges them into the previous results.json; `--render` only
  * re-renders RESULTS.md and lag.svg from results.json. tickwork is measured from its build
  * (bench/lib/tickwork.ts), which this runs first (`npm run build`).
- * Scenarios: fire-lag, fire-lag-stores, throughput, alloc, idle, skip, catch-up, cron-maths, preview, registration, footprint.
+ * Scenarios: fire-lag, fire-lag-stores, throughput, alloc, idle, skip, catch-up, cron-maths, preview, registration, footprint,
+ * and the scale scenarios scale-idle, burst, every-10s (on private Redis and Postgres servers the bench starts and
+ * removes: bench/lib/private-servers.ts). `--jobs N` sets their job counts for development (default 1,000,000
+ * registered, a 100,000-job burst, 10,000 jobs every 10 s); `--quick` shortens every-10s to 30 s;
+ * `--baseline <dir> <label>` measures another commit's build in `<dir>` beside this one (scale-idle, 100,000 jobs).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -15,17 +19,46 @@ import { runScenario, ROOT } from './lib/child.js';
 import { renderMarkdown, renderSvg, type Results } from './lib/report.js';
 import { DATABASE_URL, REDIS_URL, systemInfo } from './lib/sysinfo.js';
 import { serverCpuReader } from './lib/server-cpu.js';
+import { startPrivateServers, type PrivateServers } from './lib/private-servers.js';
 import { sleep, summarize } from './lib/stats.js';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
 const onlyIndex = argv.indexOf('--only');
 const only = onlyIndex >= 0 ? new Set((argv[onlyIndex + 1] ?? '').split(',')) : undefined;
-const RESULTS_JSON = `${ROOT}bench/results.json`;
+/** BENCH_RESULTS_JSON: where this run keeps its results (two runs at once must not write one file). */
+const RESULTS_JSON = process.env.BENCH_RESULTS_JSON ?? `${ROOT}bench/results.json`;
+/** `--jobs N`: the scale scenarios' job counts for development (a million and 100,000 otherwise). */
+const jobsIndex = argv.indexOf('--jobs');
+/** `--memory-jobs N`: scale-idle's job count on the memory store (default: as `--jobs`). */
+const memoryJobsIndex = argv.indexOf('--memory-jobs');
+/** `--fleet-seconds S`: every-10s's window (a multiple of 10; 120 by default, 30 with --quick). */
+const fleetSecondsIndex = argv.indexOf('--fleet-seconds');
+const scaleJobs = jobsIndex >= 0 ? Number(argv[jobsIndex + 1]) : undefined;
+/**
+ * `--baseline <dir> <label>`: a build of another commit in `<dir>` (its `dist/`); scale-idle
+ * then measures it beside this build at `comparisonJobs`, one after the other in the same run.
+ */
+const baselineIndex = argv.indexOf('--baseline');
+const comparisonIndex = argv.indexOf('--comparison-jobs');
+const baseline = baselineIndex >= 0 ? { root: argv[baselineIndex + 1] as string, label: argv[baselineIndex + 2] ?? 'baseline' } : undefined;
 
-const D = quick
+const D0 = quick
   ? { lagSeconds: 4, storeLagSeconds: 4, lagWarmUpSeconds: 2, tpSeconds: 4, allocSeconds: 3, allocWarmUpSeconds: 2, idleSeconds: 4, idleJobs: 100_000, catchUpTicks: 20_000, cronCount: 20_000, cronReps: 1, pgbossLag: false }
   : { lagSeconds: 20, storeLagSeconds: 20, lagWarmUpSeconds: 40, tpSeconds: 20, allocSeconds: 10, allocWarmUpSeconds: 40, idleSeconds: 20, idleJobs: 100_000, catchUpTicks: 100_000, cronCount: 100_000, cronReps: 2, pgbossLag: true };
+/** The scale scenarios: registered jobs, burst size and the `*\/10` fleet's jobs and seconds. */
+const D = {
+  ...D0,
+  idleScaleJobs: scaleJobs ?? 1_000_000,
+  memoryScaleJobs: memoryJobsIndex >= 0 ? Number(argv[memoryJobsIndex + 1]) : (scaleJobs ?? 1_000_000),
+  burstJobs: scaleJobs ?? 100_000,
+  fleetJobs: scaleJobs === undefined ? 10_000 : Math.min(scaleJobs, 10_000),
+  fleetSeconds: fleetSecondsIndex >= 0 ? Number(argv[fleetSecondsIndex + 1]) : quick ? 30 : 120,
+  /** BullMQ registers one job scheduler per round trip (~2,000/s here): 100,000 of them, its idle cost reported per 100,000 jobs. */
+  bullmqIdleJobs: 100_000,
+  /** Jobs of the before/after comparison with `--baseline`. */
+  comparisonJobs: comparisonIndex >= 0 ? Number(argv[comparisonIndex + 1]) : Math.min(scaleJobs ?? 100_000, 100_000),
+};
 
 const scenario = (name: string) => `bench/scenarios/${name}.ts`;
 // Preview: sparse expressions (ten ticks span ~250 and ~36 years), a dense one, in zones with and without DST.
@@ -148,6 +181,77 @@ async function serverCpuOver(store: string, windowStart: number, windowEnd: numb
   return (await read()) - before;
 }
 
+/** The scale scenarios' children: a larger heap for a million jobs' records (V8's default stops near 4 GB). */
+const SCALE_NODE_FLAGS = ['--max-old-space-size=12288'];
+
+/** Runs `body` with private Redis and Postgres servers (see bench/lib/private-servers.ts), removed afterwards. */
+async function withPrivateServers(body: (servers: PrivateServers) => Promise<void>): Promise<void> {
+  const servers = await startPrivateServers();
+  try {
+    await body(servers);
+  } finally {
+    await servers.dispose();
+  }
+}
+
+function scaleNamespace(store: string, name: string): string {
+  return store === 'postgres' ? `bench_${name}_${uid()}` : `bench-${name}-${uid()}`;
+}
+
+interface FleetChild {
+  role: number;
+  planner: boolean;
+  startMs: number;
+  lags: number[];
+  keys: string[];
+  duplicates: number;
+  cpuMs: number;
+  cpuIntervalMs: number;
+}
+
+/** `processes` fleet children on one store and schedule; expected = jobs × ticks in the window. */
+async function fleetRun(store: string, processes: number, jobs: number, schedule: string, windowStart: number, windowEnd: number, ticks: number, env: Record<string, string>) {
+  const ns = scaleNamespace(store, 'fleet');
+  const children = await Promise.all(
+    Array.from({ length: processes }, (_, role) =>
+      runScenario<FleetChild>(scenario('fleet'), {
+        args: ['--store', store, '--ns', ns, '--jobs', String(jobs), '--schedule', schedule, '--role', String(role), '--window-start', String(windowStart), '--window-end', String(windowEnd)],
+        env,
+        nodeFlags: SCALE_NODE_FLAGS,
+        timeoutMs: windowEnd - Date.now() + 180_000,
+      }).then((r) => r[0] as FleetChild),
+    ),
+  );
+  const counts = new Map<string, number>();
+  for (const child of children) for (const key of child.keys) counts.set(key, (counts.get(key) ?? 0) + 1);
+  let duplicates = children.reduce((acc, c) => acc + c.duplicates, 0);
+  for (const n of counts.values()) duplicates += n - 1;
+  const lags = children.flatMap((c) => c.lags);
+  const expected = jobs * ticks;
+  return {
+    store,
+    processes,
+    jobs,
+    schedule,
+    ticks,
+    expected,
+    fired: counts.size,
+    missed: expected - counts.size,
+    duplicates,
+    ...summarize(lags),
+    // Per process: whether it planned, its CPU over the window (ms and % of a core), the runs it started, its start() time.
+    instances: children
+      .sort((a, b) => a.role - b.role)
+      .map((c) => ({ planner: c.planner, cpuMs: c.cpuMs, cpuPct: (c.cpuMs / c.cpuIntervalMs) * 100, started: c.lags.length, startMs: c.startMs })),
+  };
+}
+
+/** A daily 6-field cron expression for the UTC instant `at` (a whole second): one tick that every job shares. */
+function dailyAt(at: number): string {
+  const d = new Date(at);
+  return `${d.getUTCSeconds()} ${d.getUTCMinutes()} ${d.getUTCHours()} * * *`;
+}
+
 const scenarios: Record<string, (results: Results) => Promise<void>> = {
   async 'fire-lag'(results) {
     results['fire-lag'] = [];
@@ -253,6 +357,90 @@ const scenarios: Record<string, (results: Results) => Promise<void>> = {
       results.registration.push(r as Record<string, unknown>);
     }
   },
+  async 'scale-idle'(results) {
+    results['scale-idle'] = [];
+    const jobs = D.idleScaleJobs;
+    await withPrivateServers(async (servers) => {
+      const env = { REDIS_URL: servers.redis, DATABASE_URL: servers.postgres };
+      const runs: [string, string][] = [['tickwork', 'memory'], ['tickwork', 'redis'], ['bullmq', 'redis'], ['tickwork', 'postgres']];
+      for (const [lib, store] of runs) {
+        const ns = scaleNamespace(store, 'scale');
+        const n = lib === 'bullmq' ? Math.min(jobs, D.bullmqIdleJobs) : store === 'memory' ? D.memoryScaleJobs : jobs;
+        const args = ['--lib', lib, '--store', store, '--ns', ns, '--jobs', String(n), '--seconds', String(D.idleSeconds), '--settle-max', '60'];
+        log(`scale-idle ${lib} ${store} (${n.toLocaleString('en-US')} jobs)`);
+        try {
+          const [first] = await runScenario<Record<string, unknown>>(scenario('scale-idle'), { args, env, nodeFlags: SCALE_NODE_FLAGS, timeoutMs: 3_600_000 });
+          const row: Record<string, unknown> = { ...first };
+          if (lib === 'tickwork' && store !== 'memory') {
+            log(`scale-idle ${lib} ${store}: restart with unchanged jobs`);
+            const [restart] = await runScenario<Record<string, unknown>>(scenario('scale-idle'), { args: [...args, '--phase', 'restart'], env, nodeFlags: SCALE_NODE_FLAGS, timeoutMs: 3_600_000 });
+            row.restart = restart;
+          }
+          results['scale-idle'].push(row);
+        } catch (error) {
+          log(`scale-idle ${lib} ${store} FAILED: ${String((error as Error).message).slice(0, 300)}`);
+          results['scale-idle'].push({ lib, store, jobs, error: String((error as Error).message).slice(0, 300) });
+        }
+      }
+      // Before and after this branch's changes, at the same job count, one after the other.
+      results['scale-idle-comparison'] = [];
+      if (baseline === undefined) return;
+      for (const store of ['redis', 'postgres']) {
+        for (const build of ['this branch', baseline.label]) {
+          const n = D.comparisonJobs;
+          log(`scale-idle comparison ${store} ${build} (${n.toLocaleString('en-US')} jobs)`);
+          // Settling for at most 30 s: both builds get the same, and the first 20 s are a row of their own.
+          const args = ['--lib', 'tickwork', '--store', store, '--ns', scaleNamespace(store, 'cmp'), '--jobs', String(n), '--seconds', String(D.idleSeconds), '--settle-max', '30'];
+          const buildEnv = build === 'this branch' ? env : { ...env, BENCH_TICKWORK_ROOT: baseline.root };
+          try {
+            const [row] = await runScenario<Record<string, unknown>>(scenario('scale-idle'), { args, env: buildEnv, nodeFlags: SCALE_NODE_FLAGS, timeoutMs: 1_800_000 });
+            results['scale-idle-comparison'].push({ ...row, build });
+          } catch (error) {
+            results['scale-idle-comparison'].push({ store, build, jobs: n, error: String((error as Error).message).slice(0, 300) });
+          }
+        }
+      }
+    });
+  },
+  async burst(results) {
+    results.burst = [];
+    const jobs = D.burstJobs;
+    await withPrivateServers(async (servers) => {
+      const env = { REDIS_URL: servers.redis, DATABASE_URL: servers.postgres };
+      for (const [store, processes] of [['memory', 1], ['redis', 3], ['postgres', 3]] as const) {
+        // Time for three processes to register (and one to load) every job before the tick: ~60 s per 100,000 on Postgres.
+        const lead = 20_000 + Math.ceil(jobs / 100_000) * (store === 'memory' ? 5_000 : 60_000);
+        const tick = Math.ceil((Date.now() + lead) / 1000) * 1000;
+        log(`burst ${store} (${processes} process${processes > 1 ? 'es' : ''}, ${jobs.toLocaleString('en-US')} jobs, tick at ${new Date(tick).toISOString().slice(11, 19)})`);
+        try {
+          results.burst.push(await fleetRun(store, processes, jobs, dailyAt(tick), tick, tick + 1, 1, env));
+        } catch (error) {
+          log(`burst ${store} FAILED: ${String((error as Error).message).slice(0, 300)}`);
+          results.burst.push({ store, processes, jobs, error: String((error as Error).message).slice(0, 300) });
+        }
+      }
+    });
+  },
+  async 'every-10s'(results) {
+    results['every-10s'] = [];
+    const jobs = D.fleetJobs;
+    await withPrivateServers(async (servers) => {
+      const env = { REDIS_URL: servers.redis, DATABASE_URL: servers.postgres };
+      // Three instances on each store, and one alone on Redis: what the single planner costs with one instance and with three.
+      for (const [store, processes] of [['redis', 3], ['postgres', 3], ['redis', 1]] as const) {
+        // The window starts on a tick once every process has registered; its length is a whole number of periods.
+        const windowStart = Math.ceil((Date.now() + 25_000) / 10_000) * 10_000;
+        const windowEnd = windowStart + D.fleetSeconds * 1000;
+        log(`every-10s ${store} (${processes} process${processes > 1 ? 'es' : ''}, ${jobs.toLocaleString('en-US')} jobs, ${D.fleetSeconds} s)`);
+        try {
+          results['every-10s'].push(await fleetRun(store, processes, jobs, '*/10 * * * * *', windowStart, windowEnd, D.fleetSeconds / 10, env));
+        } catch (error) {
+          log(`every-10s ${store} FAILED: ${String((error as Error).message).slice(0, 300)}`);
+          results['every-10s'].push({ store, processes, jobs, error: String((error as Error).message).slice(0, 300) });
+        }
+      }
+    });
+  },
   async footprint(results) {
     log('footprint (installs the peers from the registry)');
     const [r] = await runScenario(scenario('footprint'), { timeoutMs: 600_000 });
@@ -268,8 +456,11 @@ async function main(): Promise<void> {
     writeFileSync(`${ROOT}bench/lag.svg`, renderSvg(saved));
     return;
   }
-  log('npm run build');
-  execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  // `--no-build`: dist/ is already built (two runs at once must not rebuild it under each other).
+  if (!argv.includes('--no-build')) {
+    log('npm run build');
+    execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  }
   const previous: Results = only !== undefined && existsSync(RESULTS_JSON) ? (JSON.parse(readFileSync(RESULTS_JSON, 'utf8')) as Results) : {};
   const results: Results = { ...previous, quick, lagWarmUpSeconds: D.lagWarmUpSeconds, only: only !== undefined || previous.only === true, system: await systemInfo() };
   const started = Date.now();

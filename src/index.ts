@@ -45,6 +45,7 @@ export type {
   JsonCompatible,
   JsonData,
   JsonValue,
+  ListJobsOptions,
   ListRunsOptions,
   RetryOptions,
   RunContext,

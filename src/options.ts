@@ -407,6 +407,11 @@ export const listRunsOptionsSchema = strictObject({
   limit: z._default(integerSchema(1, 10_000), 100),
 });
 
+export const listJobsOptionsSchema = strictObject({
+  after: z.optional(storedNameSchema),
+  limit: z.optional(integerSchema(1, 10_000)),
+});
+
 export const countArgSchema = integerSchema(1, 10_000);
 
 function isObject(value: unknown): boolean {

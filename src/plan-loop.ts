@@ -19,7 +19,7 @@ import { jitteredReadyAt, nextBackfillTick, plan, runsLeft, type MissedRange, ty
 import { ValidationError, messageOf } from './errors.js';
 import { backfillRunId, isJobName, reservedSegmentOf, scheduledRunId } from './run-id.js';
 import { MAX_WAIT_MS, type Runtime } from './runtime.js';
-import { LEASE_EXPIRED_ERROR, PENDING_TIMEOUT_ERROR, type JobRecord, type Lock, type LockLease, type NewRun, type RunRecord, type ScheduleRunResult, type StoreNotification } from './store.js';
+import { LEASE_EXPIRED_ERROR, LIST_JOBS_PAGE, PENDING_TIMEOUT_ERROR, type JobRecord, type ListJobsQuery, type Lock, type LockLease, type NewRun, type RunRecord, type ScheduleRunResult, type StoreNotification } from './store.js';
 import { toRunInfo } from './views.js';
 
 const PLANNER_LOCK = 'planner';
@@ -93,13 +93,7 @@ export class PlanLoop {
     if (this.#stopped) return;
     const { clock, io, instanceId, leaseMs, store } = this.#rt;
     const now = clock.now();
-    if (this.#lease !== undefined) {
-      const lease = this.#lease;
-      const renewed = await io('lock.renew', () => this.#lock.renew({ ...lease, now, leaseUntil: now + leaseMs }));
-      if (renewed === true) this.#lease = { ...lease, leaseUntil: now + leaseMs };
-      // An unanswered renewal keeps the lease until it would have expired anyway.
-      else if (renewed === false || now >= lease.leaseUntil) this.#resign();
-    }
+    if (this.#lease !== undefined) await this.#renew(now);
     if (this.#lease === undefined) {
       const lease = await io('lock.acquire', () => this.#lock.acquire({ name: PLANNER_LOCK, owner: instanceId, now, leaseUntil: now + leaseMs }));
       if (lease === undefined || this.#stopped) return;
@@ -355,10 +349,41 @@ export class PlanLoop {
     void this.wake();
   }
 
+  /** Renews the planner lease at `now`; resigns when it is lost (an unanswered renewal keeps it until it would have expired anyway). */
+  async #renew(now: number): Promise<void> {
+    const lease = this.#lease;
+    if (lease === undefined) return;
+    const { io, leaseMs } = this.#rt;
+    const renewed = await io('lock.renew', () => this.#lock.renew({ ...lease, now, leaseUntil: now + leaseMs }));
+    if (renewed === true) this.#lease = { ...lease, leaseUntil: now + leaseMs };
+    else if (renewed === false || now >= lease.leaseUntil) this.#resign();
+  }
+
+  /**
+   * Loads every job, `LIST_JOBS_PAGE` at a time, renewing the lease between pages every
+   * `leaseMs / 3` as the heartbeat would: reading a million jobs takes minutes on a busy
+   * machine, longer than the lease, and a load that outlived its lease would start over
+   * at the next heartbeat, for ever. A lease lost meanwhile ends the load.
+   */
   async #loadAll(): Promise<void> {
     this.#ownWrites.loadingAll();
-    const records = await this.#rt.io('listJobs', () => this.#rt.store.listJobs());
-    if (records === undefined || this.#lease === undefined) return;
+    const { clock, io, leaseMs, store } = this.#rt;
+    const records: JobRecord[] = [];
+    let renewedAt = clock.now();
+    for (let after: string | undefined; ; ) {
+      const query: ListJobsQuery = after === undefined ? { limit: LIST_JOBS_PAGE } : { after, limit: LIST_JOBS_PAGE };
+      const page = await io('listJobs', () => store.listJobs(query));
+      if (page === undefined || this.#lease === undefined || this.#stopped) return;
+      records.push(...page);
+      // A short page is the last; a long one, a store that ignores the limit (it listed every job).
+      if (page.length !== LIST_JOBS_PAGE) break;
+      after = page[page.length - 1]?.name;
+      if (clock.now() - renewedAt >= leaseMs / 3) {
+        renewedAt = clock.now();
+        await this.#renew(renewedAt);
+        if (this.#lease === undefined) return;
+      }
+    }
     const now = this.#rt.clock.now();
     this.#jobs.clear();
     this.#heap.clear();

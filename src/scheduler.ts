@@ -21,6 +21,7 @@ import { Log } from './logging.js';
 import {
   backfillOptionsSchema,
   countArgSchema,
+  listJobsOptionsSchema,
   listRunsOptionsSchema,
   lockSchema,
   nameSchema,
@@ -36,12 +37,13 @@ import { firstBackfillTick, runsLeft } from './planner.js';
 import { manualRunId } from './run-id.js';
 import { createRuntime, type Runtime } from './runtime.js';
 import { batchesOf, isActive } from './store-rules.js';
-import { ACTIVE_STATUSES, LEASE_EXPIRED_ERROR, LIST_BATCH, type JobRecord, type JsonValue, type NewRun, type RunRecord, type Store } from './store.js';
+import { ACTIVE_STATUSES, LEASE_EXPIRED_ERROR, LIST_BATCH, type JobRecord, type JsonValue, type ListJobsQuery, type NewRun, type RunRecord, type Store } from './store.js';
 import type {
   BackfillOptions,
   JobDefinition,
   JobInfo,
   JsonData,
+  ListJobsOptions,
   ListRunsOptions,
   RunInfo,
   SchedulerOptions,
@@ -234,9 +236,16 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
     return record === undefined ? undefined : this.#jobInfo(record);
   }
 
-  async listJobs(): Promise<JobInfo[]> {
+  /**
+   * The jobs in the store, by name: every one, or with `limit` a page of them after
+   * `after` (keyset pagination: each page reads only its own jobs from the store).
+   */
+  async listJobs(options?: ListJobsOptions): Promise<JobInfo[]> {
+    const parsed = options === undefined ? undefined : parseInput(listJobsOptionsSchema, options, 'listJobs()');
+    const query: ListJobsQuery | undefined =
+      parsed === undefined ? undefined : { ...(parsed.after === undefined ? {} : { after: parsed.after }), ...(parsed.limit === undefined ? {} : { limit: parsed.limit }) };
     const { store, call } = this.#rt;
-    const records = await call('listJobs', () => store.listJobs());
+    const records = await call('listJobs', () => store.listJobs(query));
     if (store.listRunsOfJobs === undefined) return Promise.all(records.map((record) => this.#jobInfo(record)));
     // 1 + N / LIST_BATCH store calls instead of 1 + N: the active runs of LIST_BATCH jobs at a time.
     const active = new Map<string, RunRecord[]>();

@@ -7,8 +7,10 @@
  */
 import {
   ACTIVE_STATUSES,
+  LIST_JOBS_PAGE,
   type HistoryLimits,
   type IndexRecord,
+  type JobRecord,
   type JobSpec,
   type RunRecord,
   type RunStatus,
@@ -199,4 +201,22 @@ export function batchesOf<T>(items: readonly T[], size: number): T[][] {
   const batches: T[][] = [];
   for (let start = 0; start < items.length; start += size) batches.push(items.slice(start, start + size));
   return batches;
+}
+
+/**
+ * Every job after `after` (all without it), read a page of `LIST_JOBS_PAGE` at a time
+ * through `page` (a store's keyset read): how a store answers `listJobs()` without a
+ * limit, never holding every job in one reply. Pages are separate reads, not one snapshot.
+ */
+export async function allJobPages(
+  page: (after: string | undefined, limit: number) => Promise<readonly JobRecord[]>,
+  after?: string,
+): Promise<JobRecord[]> {
+  const jobs: JobRecord[] = [];
+  for (let last = after; ; ) {
+    const next = await page(last, LIST_JOBS_PAGE);
+    jobs.push(...next);
+    if (next.length < LIST_JOBS_PAGE) return jobs;
+    last = next[next.length - 1]?.name;
+  }
 }

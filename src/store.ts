@@ -77,6 +77,17 @@ export interface UpsertJobResult {
 /** The most inputs the scheduler hands one `upsertJobs` call. */
 export const UPSERT_BATCH = 500;
 
+/** A page of `listJobs`: keyset pagination by name. */
+export interface ListJobsQuery {
+  /** Only jobs whose name comes after this one (code-point order). */
+  readonly after?: string;
+  /** At most this many jobs (a whole number, at least 1). */
+  readonly limit?: number;
+}
+
+/** Jobs per `listJobs` page when the scheduler reads every job (its planner's load, a start's sync). */
+export const LIST_JOBS_PAGE = 1_000;
+
 export interface SetSuspendedInput {
   readonly name: string;
   readonly suspended: boolean;
@@ -297,8 +308,13 @@ export interface Store {
    */
   upsertJobs(inputs: readonly UpsertJobInput[]): Promise<readonly UpsertJobResult[]>;
   getJob(name: string): Promise<JobRecord | undefined>;
-  /** Every job, by name. */
-  listJobs(): Promise<readonly JobRecord[]>;
+  /**
+   * Jobs by name, in code-point order: every job without a query; with one, a page of
+   * keyset pagination (the jobs after `after`, at most `limit` of them), read without
+   * loading the others. The scheduler reads every job in pages of `LIST_JOBS_PAGE`, so
+   * a store of a million jobs is never held in one reply.
+   */
+  listJobs(query?: ListJobsQuery): Promise<readonly JobRecord[]>;
   /** Atomic. Deletes the job, all its runs (with their index records) and backfills. Notifies `job-changed`. Resolves false when absent. */
   removeJob(name: string): Promise<boolean>;
   /**

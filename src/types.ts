@@ -250,6 +250,21 @@ export interface BackfillOptions {
   readonly to: Instant;
 }
 
+/**
+ * A page of `listJobs()`: jobs by name, after `after`, at most `limit` of them.
+ * @example
+ * // Every job, a page at a time: each page is one store read of `limit` jobs.
+ * for (let page = await scheduler.listJobs({ limit: 500 }); page.length > 0; page = await scheduler.listJobs({ limit: 500, after: page.at(-1)!.name })) {
+ *   for (const job of page) console.log(job.name, job.nextRunAt);
+ * }
+ */
+export interface ListJobsOptions {
+  /** Only jobs whose name comes after this one (code-point order): the last name of the previous page. */
+  readonly after?: string;
+  /** At most this many jobs (1 to 10,000). Without it, every job after `after`. */
+  readonly limit?: number;
+}
+
 export interface ListRunsOptions {
   readonly status?: RunStatus | readonly RunStatus[];
   /** @default 100 */

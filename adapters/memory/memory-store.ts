@@ -23,6 +23,7 @@ import type {
   FinishAttemptResult,
   IndexRecord,
   JobRecord,
+  ListJobsQuery,
   ListRunsOfJobsQuery,
   ListRunsQuery,
   Lock,
@@ -72,8 +73,8 @@ export class MemoryStore implements Store {
     return this.#tables.job(name);
   }
 
-  async listJobs(): Promise<readonly JobRecord[]> {
-    return this.#tables.jobs().sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  async listJobs(query: ListJobsQuery = {}): Promise<readonly JobRecord[]> {
+    return this.#tables.jobsByName(query.after, query.limit);
   }
 
   async removeJob(name: string): Promise<boolean> {

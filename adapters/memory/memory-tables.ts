@@ -19,6 +19,8 @@ const DELIVERED = Promise.resolve();
 
 export class MemoryTables {
   readonly #jobs = new Map<string, JobRecord>();
+  /** Every job name in code-point order, built on demand for `listJobs` pages and dropped when a job comes or goes. */
+  #names: string[] | undefined;
   readonly #runs = new Map<string, RunRecord>();
   readonly #runsByJob = new Map<string, Set<string>>();
   /** Finished runs by job: what history pruning reads, without walking the job's active runs. */
@@ -41,11 +43,25 @@ export class MemoryTables {
     return this.#jobs.get(name);
   }
 
-  jobs(): JobRecord[] {
-    return [...this.#jobs.values()];
+  /** Jobs in name order after `after` (every one without it), at most `limit` of them. */
+  jobsByName(after: string | undefined, limit = Infinity): JobRecord[] {
+    this.#names ??= [...this.#jobs.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    const names = this.#names;
+    // The first name after `after`, by binary search.
+    let lo = 0;
+    let hi = names.length;
+    while (after !== undefined && lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((names[mid] as string) <= after) lo = mid + 1;
+      else hi = mid;
+    }
+    const page: JobRecord[] = [];
+    for (let i = lo; i < names.length && page.length < limit; i += 1) page.push(this.#jobs.get(names[i] as string) as JobRecord);
+    return page;
   }
 
   putJob(job: JobRecord): JobRecord {
+    if (!this.#jobs.has(job.name)) this.#names = undefined;
     this.#jobs.set(job.name, job);
     return job;
   }
@@ -53,6 +69,7 @@ export class MemoryTables {
   /** Deletes the job with its runs and their index records; false when absent. */
   deleteJob(name: string): boolean {
     if (!this.#jobs.delete(name)) return false;
+    this.#names = undefined;
     for (const id of this.#runsByJob.get(name) ?? []) this.deleteRun(id);
     this.#runsByJob.delete(name);
     this.#finishedByJob.delete(name);

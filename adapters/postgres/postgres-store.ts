@@ -24,6 +24,7 @@ import {
   type FinishAttemptResult,
   type IndexRecord,
   type JobRecord,
+  type ListJobsQuery,
   type ListRunsOfJobsQuery,
   type ListRunsQuery,
   type Lock,
@@ -43,7 +44,7 @@ import {
   type UpsertJobInput,
   type UpsertJobResult,
 } from '../../src/store.js';
-import { batchesOf } from '../../src/store-rules.js';
+import { allJobPages, batchesOf } from '../../src/store-rules.js';
 import { Batcher } from './batcher.js';
 import { Database, parseStoreOptions, type PostgresStoreOptions } from './database.js';
 import { NotificationFlush } from '../shared/notification-flush.js';
@@ -88,6 +89,9 @@ function upsertParam(input: UpsertJobInput): Record<string, unknown> {
     suspended: input.suspended ?? null,
   };
 }
+
+/** Registered job names `findReadyRuns` sends with its query; above this, it asks which jobs have claimable runs first. */
+const NAMES_INLINE = 1_000;
 
 export class PostgresStore implements Store {
   readonly #db: Database;
@@ -165,8 +169,20 @@ export class PostgresStore implements Store {
     return raw === undefined ? undefined : toJob(raw);
   }
 
-  async listJobs(): Promise<readonly JobRecord[]> {
-    const rows = await this.#db.rows(`SELECT ${this.#s}.job_json(j) AS result FROM ${this.#s}.jobs j ORDER BY j.name`);
+  /** Keyset pages along the primary key; without a `limit` every job (after `after`), read in pages of `LIST_JOBS_PAGE`. */
+  async listJobs(query?: ListJobsQuery): Promise<readonly JobRecord[]> {
+    if (query?.limit !== undefined) return this.#listJobs(query.after, query.limit);
+    return allJobPages((after, limit) => this.#listJobs(after, limit), query?.after);
+  }
+
+  async #listJobs(after: string | undefined, limit: number | undefined): Promise<JobRecord[]> {
+    const s = this.#s;
+    const rows = await this.#db.rows(
+      after === undefined
+        ? `SELECT ${s}.job_json(j) AS result FROM ${s}.jobs j ORDER BY j.name LIMIT $1`
+        : `SELECT ${s}.job_json(j) AS result FROM ${s}.jobs j WHERE j.name > $2 ORDER BY j.name LIMIT $1`,
+      after === undefined ? [limit ?? null] : [limit ?? null, after],
+    );
     return rows.map((row) => toJob(row.result));
   }
 
@@ -274,7 +290,36 @@ export class PostgresStore implements Store {
     }
   }
 
+  /**
+   * Up to `NAMES_INLINE` registered names go with the query. More (an instance that
+   * registers 100,000 jobs polls this every heartbeat) would be an array of them all,
+   * sent and planned each time: instead the jobs that have claimable runs are read
+   * first (`runs_active_idx`, as many as there are such jobs, none while idle), and only
+   * the registered ones among them are sent. Falls back to sending every name when more
+   * jobs have claimable runs than this instance registered.
+   */
   async findReadyRuns(input: FindReadyRunsInput): Promise<FindReadyRunsResult> {
+    const { jobNames, now, limit } = input;
+    if (jobNames.size <= NAMES_INLINE) return this.#findReadyRuns(jobNames, now, limit);
+    const rows = await this.#db.rows(
+      `SELECT r.job_name AS name, min(r.ready_at)::float8 AS first FROM ${this.#s}.runs r
+       WHERE r.claimable AND r.status IN ('pending', 'running') GROUP BY r.job_name LIMIT $1`,
+      [jobNames.size + 1],
+    );
+    if (rows.length > jobNames.size) return this.#findReadyRuns(jobNames, now, limit);
+    const ready = new Set<string>();
+    let later: number | undefined;
+    for (const row of rows as { name: string; first: number }[]) {
+      if (!jobNames.has(row.name)) continue;
+      if (row.first <= now) ready.add(row.name);
+      else if (later === undefined || row.first < later) later = row.first;
+    }
+    const found: FindReadyRunsResult = ready.size === 0 ? { runs: [] } : await this.#findReadyRuns(ready, now, limit);
+    const next = found.nextReadyAt === undefined ? later : later === undefined ? found.nextReadyAt : Math.min(found.nextReadyAt, later);
+    return next === undefined ? { runs: found.runs } : { runs: found.runs, nextReadyAt: next };
+  }
+
+  async #findReadyRuns(jobNames: ReadonlySet<string>, now: number, limit: number): Promise<FindReadyRunsResult> {
     const s = this.#s;
     const raw = (await this.#db.value(
       `SELECT json_build_object(
@@ -285,7 +330,7 @@ export class PostgresStore implements Store {
          'nextReadyAt', (SELECT min(p.ready_at) FROM ${s}.runs p
                          WHERE p.claimable AND p.ready_at > $2 AND p.job_name = ANY ($1::text[]))
        ) AS result`,
-      [[...input.jobNames], input.now, input.limit],
+      [[...jobNames], now, limit],
     )) as { runs: unknown; nextReadyAt: number | null };
     const runs = toRuns(raw.runs);
     return raw.nextReadyAt === null ? { runs } : { runs, nextReadyAt: raw.nextReadyAt };

@@ -23,6 +23,8 @@
  * (claimable, by readyAt), `succeeded:`/`failed:` history sorted set (finished, by
  * finishedAt); the store-wide `running` set (a plain run's lease), `pending-until`
  * and `expiring` sorted sets. `track()` moves it between them after every write.
+ * A job with claimable runs is in `ready-jobs`, scored at most its earliest readyAt
+ * (a lower bound: a claim leaves it as it is, `FIND_READY_JOBS` corrects it).
  */
 export const PRELUDE = `
 local P = KEYS[1]
@@ -31,6 +33,7 @@ local RUN_LEASES = P .. ':running'
 local INDEX_LEASES = P .. ':running-indices'
 local PENDING_UNTIL = P .. ':pending-until'
 local EXPIRING = P .. ':expiring'
+local READY_JOBS = P .. ':ready-jobs'
 local EVENTS = P .. ':events'
 local function jobKey(name) return P .. ':job:' .. name end
 local function backfillsKey(name) return P .. ':backfills:' .. name end
@@ -170,7 +173,9 @@ end
 local function track(run, now)
   local id, jobName = run.id, run.jobName
   local ready = claimable(run)
-  if ready then redis.call('ZADD', readyKey(jobName), run.readyAt, readyMember(run))
+  if ready then
+    redis.call('ZADD', readyKey(jobName), run.readyAt, readyMember(run))
+    redis.call('ZADD', READY_JOBS, 'LT', run.readyAt, jobName)
   else redis.call('ZREM', readyKey(jobName), readyMember(run)) end
   if isActive(run.status) then redis.call('SADD', activeKey(jobName), id)
   else redis.call('SREM', activeKey(jobName), id) end

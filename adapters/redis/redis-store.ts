@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { StoreError } from '../../src/errors.js';
-import { batchesOf, compareNewestFirst, compareReadyOrder } from '../../src/store-rules.js';
+import { allJobPages, batchesOf, compareNewestFirst, compareReadyOrder } from '../../src/store-rules.js';
 import {
   LEASE_EXPIRED_ERROR,
   PENDING_TIMEOUT_ERROR,
@@ -27,6 +27,7 @@ import {
   type FinishAttemptResult,
   type IndexRecord,
   type JobRecord,
+  type ListJobsQuery,
   type ListRunsOfJobsQuery,
   type ListRunsQuery,
   type Lock,
@@ -73,6 +74,9 @@ import type { BatchableScript } from './lua-prelude.js';
 import { RedisLock } from './redis-lock.js';
 import * as runLua from './run-scripts.js';
 import * as lua from './scripts.js';
+
+/** Registered job names `findReadyRuns` sends to its script; above this, it asks which jobs have claimable runs first. */
+const NAMES_INLINE = 1_000;
 
 /** The key layout version `init()` records; a store refuses data laid out by another version. */
 const LAYOUT_VERSION = '2';
@@ -170,9 +174,16 @@ export class RedisStore implements Store {
     return reply === null ? undefined : decodeJob(reply);
   }
 
-  async listJobs(): Promise<readonly JobRecord[]> {
-    const jobs = asArray(await this.#run(lua.LIST_JOBS, []), 'listJobs reply').map(decodeJob);
-    return jobs.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  /** Keyset pages by name (`ZRANGE ... BYLEX`); without a `limit` every job (after `after`), read in pages of `LIST_JOBS_PAGE` so no script holds the server for long. */
+  async listJobs(query?: ListJobsQuery): Promise<readonly JobRecord[]> {
+    if (query?.limit !== undefined) return this.#listJobs(query.after, query.limit);
+    return allJobPages((after, limit) => this.#listJobs(after, limit), query?.after);
+  }
+
+  async #listJobs(after: string | undefined, limit: number): Promise<JobRecord[]> {
+    const reply = await this.#run(lua.LIST_JOBS, [after ?? '', count(limit)]);
+    // Byte order is code-point order for the names the grammar allows; JavaScript's order has the last word.
+    return asArray(reply, 'listJobs reply').map(decodeJob).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
   async removeJob(name: string): Promise<boolean> {
@@ -247,7 +258,37 @@ export class RedisStore implements Store {
     }
   }
 
+  /**
+   * Up to `NAMES_INLINE` registered names go to the script. More (an instance that
+   * registers 100,000 jobs polls this every heartbeat) would be every name sent and a
+   * look-up per name each time: instead the jobs that have claimable runs are read
+   * first (`{p}:ready-jobs`, none while idle), and only the registered ones among them
+   * are looked up. Falls back to sending every name when more jobs have claimable runs
+   * than this instance registered.
+   */
   async findReadyRuns(input: FindReadyRunsInput): Promise<FindReadyRunsResult> {
+    const { jobNames, now, limit } = input;
+    if (jobNames.size <= NAMES_INLINE) return this.#findReadyRuns(jobNames, now, limit);
+    const reply = await this.#run(lua.FIND_READY_JOBS, [num(now), num(jobNames.size)]);
+    if (reply === null) return this.#findReadyRuns(jobNames, now, limit);
+    const entries = asArray(reply, 'findReadyJobs reply');
+    const ready = new Set<string>();
+    let later: number | undefined;
+    for (let i = 0; i + 1 < entries.length; i += 2) {
+      const name = asString(entries[i], 'job name');
+      const first = Number(asString(entries[i + 1], 'readyAt'));
+      if (!jobNames.has(name)) continue;
+      if (first <= now) ready.add(name);
+      // A lower bound of the job's next readyAt: waking then at worst finds nothing yet.
+      else if (later === undefined || first < later) later = first;
+    }
+    const found: FindReadyRunsResult = ready.size === 0 ? { runs: [] } : await this.#findReadyRuns(ready, now, limit);
+    const next = found.nextReadyAt === undefined ? later : later === undefined ? found.nextReadyAt : Math.min(found.nextReadyAt, later);
+    return next === undefined ? { runs: found.runs } : { runs: found.runs, nextReadyAt: next };
+  }
+
+  async #findReadyRuns(jobNames: ReadonlySet<string>, now: number, limit: number): Promise<FindReadyRunsResult> {
+    const input = { jobNames, now, limit };
     if (input.jobNames.size === 0) return { runs: [] };
     const [runs, nextReadyAt] = asArray(
       await this.#run(lua.FIND_READY_RUNS, [num(input.now), count(input.limit), ...input.jobNames]),

@@ -12,7 +12,15 @@ export const INIT = script(`
 local version = redis.call('GET', P .. ':version')
 if not version then
   redis.call('SET', P .. ':version', ARGV[1])
+  redis.call('SET', READY_JOBS .. '-built', '1')
   return ARGV[1]
+end
+-- A prefix written before ready-jobs existed: index its jobs' claimable runs once.
+if version == ARGV[1] and redis.call('SETNX', READY_JOBS .. '-built', '1') == 1 then
+  for _, name in ipairs(redis.call('ZRANGE', JOBS, 0, -1)) do
+    local first = redis.call('ZRANGE', readyKey(name), 0, 0, 'WITHSCORES')
+    if #first > 0 then redis.call('ZADD', READY_JOBS, first[2], name) end
+  end
 end
 return version
 `);
@@ -62,10 +70,14 @@ if redis.call('EXISTS', jobKey(ARGV[1])) == 0 then return false end
 return jobReply(ARGV[1])
 `);
 
-/** Every job, in one consistent read. */
+/**
+ * ARGV: after ('' for the first page), limit ('-1' for no limit). Jobs by name: the
+ * set's members all score 0, so its lexical order is the names' byte order.
+ */
 export const LIST_JOBS = script(`
+local after, limit = ARGV[1], ARGV[2]
 local jobs = {}
-for _, name in ipairs(redis.call('ZRANGE', JOBS, 0, -1)) do
+for _, name in ipairs(redis.call('ZRANGE', JOBS, after == '' and '-' or '(' .. after, '+', 'BYLEX', 'LIMIT', 0, limit)) do
   if redis.call('EXISTS', jobKey(name)) == 1 then table.insert(jobs, jobReply(name)) end
 end
 return jobs
@@ -92,6 +104,7 @@ end
 redis.call('DEL', jobKey(name), backfillsKey(name), runsKey(name), activeKey(name), readyKey(name),
   historyKey(name, 'succeeded'), historyKey(name, 'failed'))
 redis.call('ZREM', JOBS, name)
+redis.call('ZREM', READY_JOBS, name)
 notify({ type = 'job-changed', jobName = name })
 return '1'
 `);
@@ -234,6 +247,23 @@ end
 return { runs, nextReadyAt or '' }
 `);
 
+/**
+ * ARGV: now, max. The jobs that have claimable runs, with their earliest readyAt:
+ * { name, readyAt, ... }, or false when more than max jobs have some (the caller
+ * sends its names instead). Entries due by now are corrected first (their job's
+ * earliest readyAt, or removed when it has none left), so what it returns as ready is.
+ */
+export const FIND_READY_JOBS = script(`
+local now, max = ARGV[1], tonumber(ARGV[2])
+if redis.call('ZCARD', READY_JOBS) > max then return false end
+for _, name in ipairs(redis.call('ZRANGE', READY_JOBS, '-inf', now, 'BYSCORE')) do
+  local first = redis.call('ZRANGE', readyKey(name), 0, 0, 'WITHSCORES')
+  if #first == 0 then redis.call('ZREM', READY_JOBS, name)
+  else redis.call('ZADD', READY_JOBS, first[2], name) end
+end
+return redis.call('ZRANGE', READY_JOBS, 0, -1, 'WITHSCORES')
+`);
+
 /** ARGV: jobName. Every run of the job, in one consistent read. */
 export const LIST_RUNS = script(`
 local runs = {}
@@ -273,7 +303,7 @@ return ARGV[1]
 
 /** Every store script, for `init()` to load. */
 export const STORE_SCRIPTS: readonly string[] = [
-  INIT, FLUSH, IDENTITY, UPSERT_JOBS, GET_JOB, LIST_JOBS, REMOVE_JOB, SET_SUSPENDED, ADD_BACKFILL, FIND_READY_RUNS, LIST_RUNS, LIST_RUNS_OF_JOBS,
+  INIT, FLUSH, IDENTITY, UPSERT_JOBS, GET_JOB, LIST_JOBS, REMOVE_JOB, SET_SUSPENDED, ADD_BACKFILL, FIND_READY_RUNS, FIND_READY_JOBS, LIST_RUNS, LIST_RUNS_OF_JOBS,
   ...[SCHEDULE_RUN, CREATE_RUN, SCHEDULE_BACKFILL_RUN].flatMap(({ lua, batch }) => [lua, batch]),
   ...RUN_SCRIPTS,
 ];

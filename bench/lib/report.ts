@@ -1,6 +1,7 @@
 /** Turns the collected results into bench/RESULTS.md and the lag chart bench/lag.svg (hand-written SVG). */
 import type { SystemInfo } from './sysinfo.js';
 import { budgeted, BUDGET_EXEMPT, BUNDLE_BUDGET_BYTES, type PackageSize } from './footprint.js';
+import { scaleSections } from './report-scale.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 export interface Results {
@@ -11,12 +12,12 @@ export interface Results {
   [scenario: string]: any;
 }
 
-const f = (v: unknown, digits = 1): string => (typeof v === 'number' && Number.isFinite(v) ? v.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: 0 }) : '—');
+export const f = (v: unknown, digits = 1): string => (typeof v === 'number' && Number.isFinite(v) ? v.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: 0 }) : '—');
 const ratio = (a: unknown, b: unknown): string => (typeof a === 'number' && typeof b === 'number' && b !== 0 && Number.isFinite(a / b) ? `${f(a / b, 2)}×` : '—');
 const mark = (ok: boolean | undefined): string => (ok === undefined ? '' : ok ? '✅ met' : '❌ not met');
 const NAMES: Record<string, string> = { bullmq: 'BullMQ', pgboss: 'pg-boss', settimeout: 'bare setTimeout (floor)', 'tickwork-otel': 'tickwork, telemetry on' };
 const display = (lib: string): string => NAMES[lib] ?? lib;
-const kb = (bytes: unknown): string => (typeof bytes === 'number' ? `${f(bytes / 1024, 2)} KB` : '—');
+export const kb = (bytes: unknown): string => (typeof bytes === 'number' ? `${f(bytes / 1024, 2)} KB` : '—');
 
 interface Row {
   figure: string;
@@ -233,7 +234,7 @@ export function renderMarkdown(r: Results): string {
       ...compare('heap', tw?.heapBytes, peers.map((p) => [p.lib, p.heapBytes]), (v) => `${f((v as number) / 2 ** 20, 2)} MB`, `smaller than every peer: ${mark(tw?.heapBytes < smallest)}`),
     ]) + '\n';
   } else out += 'not run\n\n';
-  return out + footprintSection(r.footprint);
+  return out + footprintSection(r.footprint) + scaleSections(r);
 }
 
 interface PreviewRow {

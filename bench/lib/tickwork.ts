@@ -9,6 +9,7 @@
  * The types come from the source, because the type check runs before any build: the
  * specifier is a `string`, so the compiler does not resolve it to dist/.
  */
+import { pathToFileURL } from 'node:url';
 import type * as Core from '../../src/index.js';
 import type * as Testing from '../../src/testing/index.js';
 import type * as Redis from '../../adapters/redis/index.js';
@@ -21,8 +22,16 @@ interface Entries {
   'tickwork/postgres': typeof Postgres;
 }
 
+/** dist/ files by entry, for a build elsewhere (`BENCH_TICKWORK_ROOT`). */
+const FILES: Record<keyof Entries, string> = { tickwork: 'index.js', 'tickwork/testing': 'testing.js', 'tickwork/redis': 'redis.js', 'tickwork/postgres': 'postgres.js' };
+
+/**
+ * `BENCH_TICKWORK_ROOT=<dir>` loads the build in `<dir>/dist` instead (another commit's,
+ * built there): how a scenario measures a change before and after in the same run.
+ */
 export async function load<E extends keyof Entries>(entry: E): Promise<Entries[E]> {
-  const specifier: string = entry;
+  const root = process.env.BENCH_TICKWORK_ROOT;
+  const specifier: string = root === undefined || root === '' ? entry : pathToFileURL(`${root}/dist/${FILES[entry]}`).href;
   try {
     return (await import(specifier)) as Entries[E];
   } catch (error) {

@@ -316,4 +316,19 @@ describe('suspend, re-registration and removal', () => {
     expect((await scheduler.listJobs()).map((job) => job.name)).toEqual(['n']);
     await stopWhileAdvancing(scheduler, clock, '1s');
   });
+
+  it('lists jobs a page at a time, by name after the last one, and every job without options', async () => {
+    const { clock, scheduler } = harness();
+    for (const name of ['c', 'a', 'e', 'b', 'd']) scheduler.register({ name, schedule: '0 9 * * *', handler: () => {} });
+    await scheduler.start();
+    const pages: string[][] = [];
+    for (let page = await scheduler.listJobs({ limit: 2 }); page.length > 0; page = await scheduler.listJobs({ limit: 2, after: page.at(-1)?.name as string })) {
+      pages.push(page.map((job) => job.name));
+    }
+    expect(pages).toEqual([['a', 'b'], ['c', 'd'], ['e']]);
+    expect((await scheduler.listJobs({ after: 'c' })).map((job) => job.name)).toEqual(['d', 'e']);
+    expect(await scheduler.listJobs({ limit: 1 })).toEqual([await scheduler.getJob('a')]);
+    expect((await scheduler.listJobs()).map((job) => job.name)).toEqual(['a', 'b', 'c', 'd', 'e']);
+    await stopWhileAdvancing(scheduler, clock, '1s');
+  });
 });

@@ -80,6 +80,10 @@ describe('every other public method validates too', () => {
       issues: [{ path: 'status.1', value: 'done', message: 'must be "pending", "running", "succeeded", "failed" or "cancelled"' }],
     });
     await expect(scheduler.nextRuns('job', 0)).rejects.toBeInstanceOf(ValidationError);
+    await expect(scheduler.listJobs({ limit: 0 })).rejects.toMatchObject({ issues: [{ path: 'limit', value: 0 }] });
+    await expect(scheduler.listJobs({ limit: 10_001 })).rejects.toMatchObject({ issues: [{ path: 'limit', value: 10_001 }] });
+    await expect(scheduler.listJobs({ after: 'no spaces' })).rejects.toMatchObject({ issues: [{ path: 'after', value: 'no spaces' }] });
+    await expect(scheduler.listJobs({ page: 2 } as never)).rejects.toThrow(/page/);
     expect(() => new Scheduler({ leaseMs: -1 })).toThrow(/leaseMs/);
     expect(() => new Scheduler({ maxConcurrentRuns: 0 })).toThrow(/maxConcurrentRuns/);
     expect(() => new Scheduler({ bogus: 1 } as never)).toThrow(/bogus/);

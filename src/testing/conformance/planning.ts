@@ -1,5 +1,5 @@
 /** Conformance: jobs, the atomic create-run-and-advance-cursor under each policy, manual runs and backfills. */
-import type { NewRun } from '../../store.js';
+import { LIST_JOBS_PAGE, UPSERT_BATCH, type NewRun } from '../../store.js';
 import { MINUTE, T0, scheduled, spec, upsertJob, type Fixture } from './fixtures.js';
 
 export function planningTests(fx: Fixture): void {
@@ -72,6 +72,36 @@ export function planningTests(fx: Fixture): void {
         expect(await store.getRun(`a.${(T0 + MINUTE) / 1000}`)).toBeUndefined();
         expect(await store.listRuns({ jobName: 'a' })).toEqual([]);
         expect((await store.listJobs()).map((j) => j.name)).toEqual(['b']);
+      }));
+
+    it('lists jobs in keyset pages by name: after a name, at most a limit', () =>
+      withStore(async (store) => {
+        // Code-point order: upper case before "-", digits, lower case; a name that is a prefix of another first.
+        const names = ['b', 'a', 'a-1', 'a.2', 'B', 'a1', 'ab', '_x', 'z9'];
+        await store.upsertJobs(names.map((name) => ({ spec: spec(name), now: T0, initialCursor: T0 })));
+        const sorted = [...names].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
+        expect((await store.listJobs()).map((j) => j.name)).toEqual(sorted);
+        const pages: string[][] = [];
+        for (let page = await store.listJobs({ limit: 4 }); page.length > 0; page = await store.listJobs({ limit: 4, after: page.at(-1)?.name as string })) {
+          pages.push(page.map((j) => j.name));
+        }
+        expect(pages).toEqual([sorted.slice(0, 4), sorted.slice(4, 8), sorted.slice(8)]);
+        // `after` need not be a job's name; without a limit, every job after it.
+        expect((await store.listJobs({ after: 'a0' })).map((j) => j.name)).toEqual(sorted.filter((n) => n > 'a0'));
+        expect((await store.listJobs({ after: 'a', limit: 2 })).map((j) => j.name)).toEqual(['a-1', 'a.2']);
+        expect(await store.listJobs({ after: 'zz', limit: 10 })).toEqual([]);
+        // A page holds the same records as the whole listing.
+        expect(await store.listJobs({ limit: 1 })).toEqual([await store.getJob(sorted[0] as string)]);
+      }));
+
+    it('lists every job without a limit, however many pages of LIST_JOBS_PAGE they fill', () =>
+      withStore(async (store) => {
+        const names = Array.from({ length: 2 * LIST_JOBS_PAGE + 1 }, (_, i) => `j${String(i).padStart(5, '0')}`);
+        for (let i = 0; i < names.length; i += UPSERT_BATCH) {
+          await store.upsertJobs(names.slice(i, i + UPSERT_BATCH).map((name) => ({ spec: spec(name), now: T0, initialCursor: T0 })));
+        }
+        expect((await store.listJobs()).map((j) => j.name)).toEqual(names);
+        expect((await store.listJobs({ after: names[LIST_JOBS_PAGE] as string })).map((j) => j.name)).toEqual(names.slice(LIST_JOBS_PAGE + 1));
       }));
 
     it('sets the shared suspend flag', () =>

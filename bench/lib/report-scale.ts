@@ -1,0 +1,117 @@
+/** The scale scenarios' sections of bench/RESULTS.md: scale-idle (with its before/after comparison), burst, every-10s. */
+import { f, kb, type Results } from './report.js';
+
+/* eslint-disable @typescript-eslint/no-explicit-any */
+const PER = 100_000;
+/** % of one core over a window. */
+const pct = (w: any): number | undefined => (w === undefined ? undefined : w.cpuMs / w.seconds / 10);
+const serverPct = (w: any): number | undefined => (w?.serverCpuMs === undefined ? undefined : w.serverCpuMs / w.seconds / 10);
+const per100k = (value: number | undefined, jobs: number): number | undefined => (value === undefined ? undefined : (value * PER) / jobs);
+const name = (row: any): string => (row.lib === 'bullmq' ? `BullMQ (${row.store})` : `tickwork ${row.store}`);
+
+function grid(head: string[], rows: string[][]): string {
+  return `| ${head.join(' | ')} |\n|${head.map(() => '---').join('|')}|\n${rows.map((row) => `| ${row.join(' | ')} |`).join('\n')}\n\n`;
+}
+
+function idleSection(list: any[] | undefined, comparison: any[] | undefined): string {
+  let out = '## Scale: registered jobs, idle\n\n';
+  out +=
+    'Yearly jobs (`0 0 1 1 *`) registered in one instance on each store, the stores private servers the bench starts (a Redis and a PostgreSQL cluster of its own, fsync off, on free ports: their CPU is this scenario\'s alone, and a million jobs\' scripts do not hold the shared servers). ' +
+    'register()+start() = from the first `register()` until the instance has planned once (`health()`: planner, `lastPlanAt` set): every job written to the store and loaded by the planner. Heap and RSS per job after GC. ' +
+    'CPU of the instance (process.cpuUsage) and of the store\'s server (Redis `INFO cpu`; Postgres: its postmaster and children in /proc) over the first 20 s after that, and over 20 s once settled (V8\'s memory-reducer GCs done, as in Idle, waiting at most 60 s; 30 s in the before/after comparison), as % of one core and per 100,000 jobs (the figure ÷ jobs × 100,000). ' +
+    'Restart: a new process registers the same jobs on the same store (a deploy that changes nothing): time until it has planned, and what the store did (Redis: commands run, write commands among them, `INFO commandstats`; Postgres: rows read and rows written in the schema\'s tables, `pg_stat_user_tables`). ' +
+    'BullMQ: one `upsertJobScheduler()` per job and a `Worker`, 100,000 jobs (it registers about 2,000 a second here), its CPU also per 100,000 jobs.\n\n';
+  if (list === undefined) return `${out}not run\n\n`;
+  const head = ['figure', ...list.map(name)];
+  const cell = (fn: (row: any) => string): string[] => list.map((row) => (row.error !== undefined ? `failed: ${String(row.error).slice(0, 80)}` : fn(row)));
+  const rows: string[][] = [
+    ['jobs', ...cell((r) => f(r.jobs, 0))],
+    ['register() + start() until planned (s)', ...cell((r) => f(r.readyMs / 1000, 1))],
+    ['heap per job', ...cell((r) => kb(r.heapPerJob))],
+    ['RSS per job', ...cell((r) => kb(r.rssPerJob))],
+    ['instance CPU, first 20 s (% of a core)', ...cell((r) => f(pct(r.first), 2))],
+    ['〃 per 100,000 jobs', ...cell((r) => f(per100k(pct(r.first), r.jobs), 3))],
+    ['store server CPU, first 20 s (%)', ...cell((r) => f(serverPct(r.first), 2))],
+    ['〃 per 100,000 jobs', ...cell((r) => f(per100k(serverPct(r.first), r.jobs), 3))],
+    ['instance CPU, settled (% of a core)', ...cell((r) => f(pct(r.idle), 2))],
+    ['〃 per 100,000 jobs', ...cell((r) => f(per100k(pct(r.idle), r.jobs), 3))],
+    ['store server CPU, settled (%)', ...cell((r) => f(serverPct(r.idle), 2))],
+    ['〃 per 100,000 jobs', ...cell((r) => f(per100k(serverPct(r.idle), r.jobs), 3))],
+    ['settled after (s)', ...cell((r) => f(r.settledAfterS, 0))],
+    ['restart, unchanged jobs: until planned (s)', ...cell((r) => (r.restart === undefined ? '—' : f(r.restart.readyMs / 1000, 1)))],
+    ['restart: store writes (Redis commands / Postgres rows)', ...cell((r) => (r.restart?.storeOps === undefined ? '—' : f(r.restart.storeOps.writes, 0)))],
+    ['restart: store reads (Redis commands / Postgres rows)', ...cell((r) => (r.restart?.storeOps === undefined ? '—' : f(r.restart.storeOps.reads, 0)))],
+  ];
+  out += grid(head, rows);
+  for (const row of list) {
+    if (Array.isArray(row.idle?.sliceCpuMs)) out += `${name(row)} settled CPU per 1 s slice (ms): ${(row.idle.sliceCpuMs as number[]).map((v) => f(v, 1)).join(', ')}\n\n`;
+  }
+  if (comparison !== undefined && comparison.length > 0) {
+    out += '**Before and after** this branch\'s idle fixes (`findReadyRuns` no longer sends every registered name each heartbeat; `listJobs` pages), one build after the other in the same run, same job count, same private servers:\n\n';
+    out += grid(
+      ['store', 'build', 'jobs', 'until planned (s)', 'instance CPU first 20 s (%)', 'server first 20 s (%)', 'instance CPU settled (%)', 'server settled (%)'],
+      comparison.map((r) =>
+        r.error !== undefined
+          ? [r.store, r.build, f(r.jobs, 0), `failed: ${String(r.error).slice(0, 80)}`, '', '', '', '']
+          : [r.store, r.build, f(r.jobs, 0), f(r.readyMs / 1000, 1), f(pct(r.first), 2), f(serverPct(r.first), 2), f(pct(r.idle), 2), f(serverPct(r.idle), 2)],
+      ),
+    );
+  }
+  return out;
+}
+
+function fleetTable(list: any[]): string {
+  return grid(
+    ['store', 'instances', 'jobs', 'expected runs', 'missed', 'duplicates', 'lag p50 (ms)', 'lag p99 (ms)', 'lag max (ms)', 'planner CPU (% of a core)', 'other instances\' CPU (%)'],
+    list.map((r) => {
+      if (r.error !== undefined) return [r.store, f(r.processes, 0), f(r.jobs, 0), `failed: ${String(r.error).slice(0, 80)}`, '', '', '', '', '', '', ''];
+      const planners = (r.instances as any[]).filter((i) => i.planner);
+      const others = (r.instances as any[]).filter((i) => !i.planner);
+      return [
+        r.store,
+        f(r.processes, 0),
+        f(r.jobs, 0),
+        f(r.expected, 0),
+        f(r.missed, 0),
+        f(r.duplicates, 0),
+        f(r.p50, 0),
+        f(r.p99, 0),
+        f(r.max, 0),
+        planners.map((i) => f(i.cpuPct, 1)).join(' / ') || '—',
+        others.map((i) => f(i.cpuPct, 1)).join(' / ') || '—',
+      ];
+    }),
+  );
+}
+
+function burstSection(list: any[] | undefined): string {
+  let out = '## Scale: top-of-the-hour burst\n\n';
+  out +=
+    'Jobs that all share one tick, as `0 * * * *` jobs do at the top of an hour, driven on the real clock: each job\'s schedule is a daily 6-field cron expression for one whole second a minute or two ahead, registered by every instance (3 processes on Redis and on Postgres, one on the memory store), on the private servers. ' +
+    'Lag = handler start − the tick; lag max = from the tick until every handler had started; missed = jobs whose run had not started when the instances stopped waiting (5 s without a start, or 60 s after the tick), duplicates = a job run twice. ' +
+    'CPU per instance over the tick, from 500 ms before it (runs are created ahead of it) until its handlers stopped starting; "planner" is the instance holding the planner lease. A planner CPU near 100 % is one core doing all the planning: the single planner is the ceiling.\n\n';
+  if (list === undefined) return `${out}not run\n\n`;
+  out += fleetTable(list);
+  if (list.some((r) => r.missed > 0 || (r.instances ?? []).filter((i: any) => i.planner).length > 1)) {
+    out +=
+      '_Missed runs here are runs still waiting when the instances stopped waiting, not runs lost (duplicates stay 0: run IDs are deterministic). Two planner figures in a row: the planner lease changed hands during the burst. Planning 100,000 jobs in one wake outlasted the 30 s lease, because the heartbeat that renews it awaits that wake; the next planner loads every job again before it plans the rest, and starts stopped in the meantime._\n\n';
+  }
+  return out;
+}
+
+function fleetSection(list: any[] | undefined): string {
+  let out = '## Scale: 10,000 jobs every 10 seconds\n\n';
+  out +=
+    '10,000 jobs on `*/10 * * * * *` (a 10,000-run burst every 10 s) registered by each instance, measured over a window of whole ticks (its length: expected runs ÷ jobs × 10 s) after the first ticks have fired (warm-up), on the private servers; three instances on each store, and one alone on Redis: the planner\'s CPU is the same whatever the number of instances, since one of them plans every job. Figures as in the burst.\n\n';
+  return list === undefined ? `${out}not run\n\n` : out + fleetTable(list);
+}
+
+export function scaleSections(r: Results): string {
+  if (r['scale-idle'] === undefined && r.burst === undefined && r['every-10s'] === undefined) return '';
+  const run = r.scaleRun;
+  const note =
+    run === undefined
+      ? ''
+      : `_The scale scenarios were run ${run.started}, load average ${run.loadAtStart} at the start and ${run.loadAtEnd} at the end (1, 5, 15 min; 2 cores); ${run.note}. Job counts: ${'`'}--jobs 100000 --memory-jobs 1000000 --comparison-jobs 50000${'`'}._\n\n`;
+  return note + idleSection(r['scale-idle'], r['scale-idle-comparison']) + burstSection(r.burst) + fleetSection(r['every-10s']);
+}

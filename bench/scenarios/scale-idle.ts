@@ -1,0 +1,155 @@
+/**
+ * Scale, idle: `--jobs` registered yearly jobs (`0 0 1 1 *`) on `--store`, one instance.
+ * `--phase first`: register() + start() until the instance has planned once (`health()`
+ * says planner with a `lastPlanAt`), heap and RSS per job after GC, then the CPU of this
+ * process and of the store's server over the first `--seconds` after that, and again
+ * over `--seconds` once settled (V8's memory-reducer GCs of the whole heap done, as in
+ * the idle scenario), with per-second slices of this process's CPU.
+ * `--phase restart`: a new process registers the same jobs on the same store (a deploy
+ * that changes nothing): time until it has planned, and what the store wrote and read.
+ * `--lib bullmq` (Redis): `upsertJobScheduler()` per job and a `Worker`, same windows.
+ * The store URLs come from REDIS_URL / DATABASE_URL (the private servers).
+ */
+import { constants, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
+import { serverCpu } from '../lib/private-servers.js';
+import { arg, cpuMs, memory, report, sleep } from '../lib/stats.js';
+import { counterDelta, storeCounters } from '../lib/store-counters.js';
+import { createStore, storeKindOf } from '../lib/store.js';
+import { load } from '../lib/tickwork.js';
+
+const lib = arg('lib', 'tickwork');
+const storeKind = storeKindOf(lib === 'bullmq' ? 'redis' : arg('store', 'memory'));
+const ns = arg('ns', 'bench');
+const jobs = Number(arg('jobs', '100000'));
+const phase = arg('phase', 'first');
+const seconds = Number(arg('seconds', '20'));
+const settleSeconds = Number(arg('settle', '20'));
+const quietSeconds = Number(arg('quiet', '10'));
+const settleMaxSeconds = Number(arg('settle-max', '90'));
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const storeUrl = storeKind === 'redis' ? REDIS_URL : DATABASE_URL;
+const YEARLY = '0 0 1 1 *';
+
+let lastFullGcAt = 0;
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries() as (PerformanceEntry & { detail?: { kind?: number } })[]) {
+    if (entry.detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) lastFullGcAt = Math.max(lastFullGcAt, entry.startTime);
+  }
+}).observe({ entryTypes: ['gc'] });
+
+interface Started {
+  stop(): Promise<void>;
+}
+
+async function startTickwork(): Promise<Started> {
+  const { Scheduler } = await load('tickwork');
+  const store = await createStore(storeKind, ns, { redis: REDIS_URL, postgres: DATABASE_URL });
+  const scheduler = new Scheduler(store === undefined ? { logger: false } : { store, logger: false });
+  let errors = 0;
+  scheduler.on('error', (error) => {
+    if (errors++ < 5) process.stderr.write(`tickwork error: ${error.message}\n`);
+  });
+  const noop = (): void => undefined;
+  for (let i = 0; i < jobs; i += 1) scheduler.register({ name: `yearly-${i}`, schedule: YEARLY, handler: noop });
+  await scheduler.start();
+  // start() resolves within 5 s whatever the store does; the jobs are written and loaded once the instance has planned.
+  for (;;) {
+    const health = await scheduler.health();
+    if (health.planner && health.lastPlanAt !== undefined) break;
+    await sleep(20);
+  }
+  return {
+    stop: async () => {
+      await scheduler.stop();
+      await store?.close?.();
+    },
+  };
+}
+
+async function startBullmq(): Promise<Started> {
+  const { Queue, Worker } = await import('bullmq');
+  const connection = { url: REDIS_URL };
+  const queue = new Queue('idle', { connection, prefix: ns });
+  let next = 0;
+  // 64 calls in flight, as an app registering its jobs at start would reasonably do.
+  await Promise.all(
+    Array.from({ length: 64 }, async () => {
+      for (let i = next++; i < jobs; i = next++) await queue.upsertJobScheduler(`yearly-${i}`, { pattern: YEARLY }, { name: `yearly-${i}` });
+    }),
+  );
+  const worker = new Worker('idle', async () => undefined, { connection, prefix: ns, concurrency: 100 });
+  await worker.waitUntilReady();
+  return {
+    stop: async () => {
+      await worker.close();
+      await queue.close();
+    },
+  };
+}
+
+/** CPU of this process and of the store's server over `ms`, with this process's per-second slices. */
+async function window(ms: number, server: (() => Promise<number>) | undefined) {
+  const c0 = cpuMs();
+  const s0 = await server?.();
+  const w0 = performance.now();
+  const slices: number[] = [];
+  let last = c0;
+  while (performance.now() - w0 < ms - 1) {
+    await sleep(Math.min(1000, ms - (performance.now() - w0)));
+    const c = cpuMs();
+    slices.push(c - last);
+    last = c;
+  }
+  const elapsed = performance.now() - w0;
+  const s1 = await server?.();
+  return {
+    seconds: elapsed / 1000,
+    cpuMs: cpuMs() - c0,
+    serverCpuMs: s0 === undefined || s1 === undefined ? undefined : s1 - s0,
+    sliceCpuMs: slices,
+  };
+}
+
+async function main(): Promise<void> {
+  // Load the libraries before the baseline so their code is not counted per job.
+  await load('tickwork');
+  if (storeKind === 'redis') await load('tickwork/redis');
+  if (storeKind === 'postgres') await load('tickwork/postgres');
+  if (lib === 'bullmq') await import('bullmq');
+  const server = await serverCpu(storeKind, storeUrl);
+  const counters0 = phase === 'restart' ? await storeCounters(storeKind, storeUrl, ns) : undefined;
+  const before = memory();
+  const t0 = performance.now();
+  const started = lib === 'bullmq' ? await startBullmq() : await startTickwork();
+  const readyMs = performance.now() - t0;
+  const after = memory();
+  const result: Record<string, unknown> = {
+    lib,
+    store: storeKind,
+    phase,
+    jobs,
+    readyMs,
+    heapPerJob: (after.heapUsed - before.heapUsed) / jobs,
+    rssPerJob: (after.rss - before.rss) / jobs,
+  };
+  if (phase === 'restart') result.storeOps = counterDelta(counters0, await storeCounters(storeKind, storeUrl, ns));
+  else {
+    result.first = await window(seconds * 1000, server);
+    // Settled: a full GC has run after the registration and none for `quiet` seconds (at least `settle` seconds in all).
+    const settleStart = performance.now();
+    await sleep(Math.max(0, settleSeconds * 1000 - seconds * 1000));
+    const settling = (): boolean => lastFullGcAt < t0 || performance.now() - lastFullGcAt < quietSeconds * 1000;
+    while (performance.now() - settleStart < settleMaxSeconds * 1000 && settling()) await sleep(1000);
+    result.settledAfterS = (performance.now() - t0 - readyMs) / 1000;
+    result.idle = await window(seconds * 1000, server);
+  }
+  await started.stop();
+  report(result);
+  setTimeout(() => process.exit(0), 100).unref();
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${String((error as Error)?.stack ?? error)}\n`);
+  process.exit(1);
+});

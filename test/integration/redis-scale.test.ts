@@ -1,0 +1,114 @@
+/**
+ * An instance that registers more jobs than `findReadyRuns` sends inline polls the
+ * store-wide `ready-jobs` index instead of sending every name each heartbeat: the
+ * same answers as with the names sent, scripts called with a handful of arguments,
+ * stale index entries corrected, the index built once for a prefix written before it
+ * existed, and every name sent when more jobs have claimable runs than it registered.
+ */
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { RedisStore } from '../../adapters/redis/index.js';
+import { UPSERT_BATCH, type JobSpec } from '../../src/store.js';
+import { REDIS_URL, deleteRedisKeys, requireServer, uniqueNamespace } from './servers.js';
+
+const up = await requireServer('redis');
+const T0 = Date.UTC(2026, 0, 1);
+const MINUTE = 60_000;
+const name = (i: number): string => `job-${String(i).padStart(5, '0')}`;
+
+function spec(jobName: string): JobSpec {
+  return { name: jobName, schedule: { kind: 'cron', expression: '0 0 1 1 *' }, timezone: 'UTC', concurrencyPolicy: 'Allow', history: { succeeded: 1, failed: 1 } };
+}
+
+describe.skipIf(!up)('Redis findReadyRuns for an instance with many jobs', () => {
+  const client = new Redis(REDIS_URL);
+  afterAll(() => client.quit());
+
+  async function withStore(test: (store: RedisStore, prefix: string) => Promise<void>): Promise<void> {
+    const prefix = uniqueNamespace('tw');
+    const store = new RedisStore({ client, prefix });
+    try {
+      await store.init();
+      await test(store, prefix);
+    } finally {
+      await store.close();
+      await deleteRedisKeys(client, prefix);
+    }
+  }
+
+  async function jobs(store: RedisStore, names: readonly string[]): Promise<void> {
+    for (let i = 0; i < names.length; i += UPSERT_BATCH) {
+      await store.upsertJobs(names.slice(i, i + UPSERT_BATCH).map((job) => ({ spec: spec(job), now: T0, initialCursor: T0 })));
+    }
+  }
+
+  /** The most arguments any script call got while `body` ran. */
+  async function largestCall(body: () => Promise<void>): Promise<number> {
+    const spy = vi.spyOn(client, 'evalsha');
+    try {
+      await body();
+      return Math.max(0, ...spy.mock.calls.map((call) => call.length));
+    } finally {
+      spy.mockRestore();
+    }
+  }
+
+  const registered = new Set(Array.from({ length: 5_000 }, (_, i) => name(i)));
+  const now = T0 + 10 * MINUTE;
+
+  it('gives the answer the names would, with a handful of arguments per script call', () =>
+    withStore(async (store) => {
+      await jobs(store, [name(10), name(20), name(30), name(40), 'elsewhere']);
+      // Ready now (two jobs), ready later (one), and a ready run of a job this instance does not handle.
+      for (const [job, at] of [[name(10), now], [name(20), now - MINUTE], [name(30), now + MINUTE], ['elsewhere', now]] as const) {
+        await store.createRun({ run: { id: `${job}.manual.k`, jobName: job, scheduledAt: at, trigger: 'manual' }, now: at });
+      }
+      let found: Awaited<ReturnType<RedisStore['findReadyRuns']>> | undefined;
+      const largest = await largestCall(async () => {
+        found = await store.findReadyRuns({ jobNames: registered, now, limit: 100 });
+      });
+      expect(found).toEqual(await store.findReadyRuns({ jobNames: new Set([name(10), name(20), name(30), name(40)]), now, limit: 100 }));
+      expect(found).toMatchObject({ runs: [{ id: `${name(20)}.manual.k` }, { id: `${name(10)}.manual.k` }], nextReadyAt: now + MINUTE });
+      // sha, key count, key, then at most the two ready names and now and limit.
+      expect(largest).toBeLessThanOrEqual(7);
+      // Claimed runs leave the index as it was; the next poll corrects it and finds nothing.
+      for (const job of [name(10), name(20)]) await store.claimRun({ runId: `${job}.manual.k`, owner: 'me', now, leaseUntil: now + 30_000 });
+      expect(await store.findReadyRuns({ jobNames: registered, now, limit: 100 })).toEqual({ runs: [], nextReadyAt: now + MINUTE });
+      expect(await store.findReadyRuns({ jobNames: registered, now: now + MINUTE, limit: 100 })).toMatchObject({ runs: [{ id: `${name(30)}.manual.k` }] });
+    }));
+
+  it('sends no names at all while no job has a claimable run', () =>
+    withStore(async (store) => {
+      await jobs(store, [name(1)]);
+      const largest = await largestCall(async () => {
+        expect(await store.findReadyRuns({ jobNames: registered, now, limit: 100 })).toEqual({ runs: [] });
+      });
+      expect(largest).toBeLessThanOrEqual(5);
+    }));
+
+  it('indexes the claimable runs of a prefix written before the index existed, once, at init', () =>
+    withStore(async (store, prefix) => {
+      await jobs(store, [name(1), name(2)]);
+      await store.createRun({ run: { id: `${name(1)}.manual.k`, jobName: name(1), scheduledAt: now, trigger: 'manual' }, now });
+      await client.del(`{${prefix}}:ready-jobs`, `{${prefix}}:ready-jobs-built`);
+      expect(await store.findReadyRuns({ jobNames: registered, now, limit: 100 })).toEqual({ runs: [] }); // what an old layout looks like
+      const again = new RedisStore({ client, prefix });
+      await again.init();
+      expect((await again.findReadyRuns({ jobNames: registered, now, limit: 100 })).runs.map((run) => run.id)).toEqual([`${name(1)}.manual.k`]);
+      await again.close();
+    }));
+
+  it('sends every name when more jobs have claimable runs than it registered', () =>
+    withStore(async (store) => {
+      const all = Array.from({ length: 1_500 }, (_, i) => name(i));
+      await jobs(store, all);
+      await Promise.all(all.map((job) => store.createRun({ run: { id: `${job}.manual.k`, jobName: job, scheduledAt: now, trigger: 'manual' }, now })));
+      const mine = new Set(all.slice(0, 1_001));
+      let found: Awaited<ReturnType<RedisStore['findReadyRuns']>> | undefined;
+      const largest = await largestCall(async () => {
+        found = await store.findReadyRuns({ jobNames: mine, now, limit: 5 });
+      });
+      expect(largest).toBeGreaterThan(1_001);
+      expect(found?.runs.map((run) => run.jobName)).toEqual(all.slice(0, 5));
+    }));
+});
