@@ -274,7 +274,7 @@ end
 return runs
 `);
 
-/** ARGV: job names. Every run of each job, in one consistent read (the dashboard's jobs page). */
+/** ARGV: job names. Every run of each job, in one consistent read (`listRunsOfJobs`: `listJobs()`'s active runs, the dashboard's jobs page; the store filters by status). */
 export const LIST_RUNS_OF_JOBS = script(`
 local runs = {}
 for _, name in ipairs(ARGV) do
