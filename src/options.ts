@@ -7,6 +7,7 @@
  * only when used (zod's chained API brings all of itself and every locale: 443 KB
  * of a minimal app).
  */
+import { MAX_PARTITIONS } from './partition.js';
 import * as z from 'zod/mini';
 import type { Clock } from './clock.js';
 import type { Draft } from './draft.js';
@@ -300,7 +301,7 @@ function implementing<T>(what: string, methods: Record<string, true>) {
 }
 
 /** The methods every store has (the optional ones are checked where they are used). */
-const STORE_METHODS: Record<Exclude<keyof Store, 'listRunsOfJobs' | 'flushNotifications' | 'identity'>, true> = {
+const STORE_METHODS: Record<Exclude<keyof Store, 'listRunsOfJobs' | 'flushNotifications' | 'identity' | 'partitions'>, true> = {
   init: true,
   close: true,
   lock: true,
@@ -325,7 +326,7 @@ const STORE_METHODS: Record<Exclude<keyof Store, 'listRunsOfJobs' | 'flushNotifi
   listIndices: true,
   watch: true,
 };
-const LOCK_METHODS: Record<keyof Lock, true> = { acquire: true, renew: true, release: true };
+const LOCK_METHODS: Record<Exclude<keyof Lock, 'list'>, true> = { acquire: true, renew: true, release: true };
 const CLOCK_METHODS: Record<Exclude<keyof Clock, 'track'>, true> = { now: true, setTimer: true, clearTimer: true, sleep: true };
 
 export const lockSchema = implementing<Lock>('a Lock (acquire, renew, release)', LOCK_METHODS);
@@ -361,7 +362,15 @@ function nameOf(input: unknown): string {
   }
 }
 
-export const storeSchema = implementing<Store>('a Store', STORE_METHODS);
+export const storeSchema = implementing<Store>('a Store', STORE_METHODS).check(
+  z.superRefine((store, ctx) => {
+    if (typeof store !== 'object' || store === null) return; // reported above
+    const partitions: unknown = store.partitions;
+    if (partitions !== undefined && !(typeof partitions === 'number' && Number.isInteger(partitions) && partitions >= 1 && partitions <= MAX_PARTITIONS)) {
+      ctx.addIssue({ code: 'custom', path: ['partitions'], message: `must be a whole number from 1 to ${MAX_PARTITIONS} when given`, input: partitions });
+    }
+  }),
+);
 
 export const schedulerOptionsSchema = strictObject({
   store: z.optional(storeSchema),
