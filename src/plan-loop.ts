@@ -18,7 +18,7 @@
  * store's expiry is atomic per run, so a run fails once whoever calls it.)
  */
 import PQueue from 'p-queue';
-import type { TimerHandle } from './clock.js';
+import { DeadlineTimer } from './deadline-timer.js';
 import { reportError, runFailedEvent, safeEmit } from './events.js';
 import { MinHeap } from './heap.js';
 import { partitionOf } from './partition.js';
@@ -27,8 +27,9 @@ import { OwnWrites, type WriteToken } from './own-writes.js';
 import { jitteredReadyAt, nextBackfillTick, plan, runsLeft, type MissedRange, type Plan } from './planner.js';
 import { ValidationError, messageOf } from './errors.js';
 import { backfillRunId, isJobName, reservedSegmentOf, scheduledRunId } from './run-id.js';
-import { MAX_WAIT_MS, type Runtime } from './runtime.js';
+import type { Runtime } from './runtime.js';
 import { LEASE_EXPIRED_ERROR, LIST_JOBS_PAGE, PENDING_TIMEOUT_ERROR, type JobRecord, type ListJobsQuery, type Lock, type NewRun, type RunRecord, type ScheduleRunResult, type StoreNotification } from './store.js';
+import { SerialTask } from './serial-task.js';
 import { toRunInfo } from './views.js';
 
 /** The partition whose holder keeps the store's house. */
@@ -66,24 +67,43 @@ export class PlanLoop {
   /** Jobs waiting for a run to finish (CatchUp or a backfill blocked by an active run). */
   readonly #blocked = new Set<string>();
   readonly #ownWrites = new OwnWrites();
-  #timer: TimerHandle | undefined;
-  #timerAt: number | undefined;
+  /** Fires at the earliest due job. */
+  readonly #timer: DeadlineTimer;
   /** Fires at the earliest known `pendingUntil`. */
-  #expiryTimer: TimerHandle | undefined;
-  #expiryAt: number | undefined;
+  readonly #expiryTimer: DeadlineTimer;
   /** Refreshes the leases before the next heartbeat (`PartitionLeases.refreshAt`). */
-  #refreshTimer: TimerHandle | undefined;
-  #refreshing: Promise<void> | undefined;
+  readonly #refreshTimer: DeadlineTimer;
+  /** Renews the leases and moves toward this instance's share; a refresh asked for meanwhile joins the one under way. */
+  readonly #refreshing: SerialTask;
   /** Planning writes in flight, per partition, and who waits for some to end (`#handOver`). */
   readonly #writes = new Map<number, number>();
   readonly #drained: (() => void)[] = [];
-  #waking: Promise<void> | undefined;
-  #wakeAgain = false;
+  /** Plans every job that is due. */
+  readonly #waking: SerialTask;
   #stopped = true;
 
   constructor(runtime: Runtime, lock: Lock) {
     this.#rt = runtime;
     this.#leases = new PartitionLeases(runtime, lock, runtime.store.partitions ?? 1);
+    this.#timer = new DeadlineTimer(runtime.clock, () => void this.wake());
+    this.#expiryTimer = new DeadlineTimer(runtime.clock, () => void this.#expirePending());
+    this.#refreshTimer = new DeadlineTimer(runtime.clock, () => {
+      this.#refresh().then(() => this.wake()).catch(this.#reportCrash);
+    });
+    this.#waking = new SerialTask(
+      async () => {
+        await this.#planDue();
+        if (this.#leases.any) this.#rt.health.planned();
+      },
+      { again: () => !this.#stopped, idle: () => this.#armTimer() },
+    );
+    this.#refreshing = new SerialTask(() => this.#refreshLeases(), {
+      again: () => false,
+      idle: () => {
+        const at = this.#leases.refreshAt;
+        if (!this.#stopped && at !== undefined) this.#refreshTimer.set(at);
+      },
+    });
   }
 
   /** True while this instance plans at least one partition. */
@@ -102,11 +122,11 @@ export class PlanLoop {
 
   async stop(): Promise<void> {
     this.#stopped = true;
-    this.#clearTimer();
-    this.#clearExpiryTimer();
-    this.#clearRefreshTimer();
-    await this.#waking;
-    await this.#refreshing;
+    this.#timer.clear();
+    this.#expiryTimer.clear();
+    this.#refreshTimer.clear();
+    await this.#waking.running;
+    await this.#refreshing.running;
     this.#drop(this.#leases.owned);
     await this.#leases.releaseAll();
   }
@@ -128,35 +148,16 @@ export class PlanLoop {
     void this.wake();
   }
 
-  /** Renews the leases and moves toward this instance's share (serialized): drops the jobs of partitions lost, loads those gained. */
   #refresh(): Promise<void> {
-    this.#refreshing ??= (async () => {
-      try {
-        this.#clearRefreshTimer();
-        const { gained, lost } = await this.#leases.refresh(this.#handOver);
-        this.#drop(lost);
-        if (gained.length > 0 && !this.#stopped) await this.#loadAll(new Set(gained));
-      } finally {
-        this.#refreshing = undefined;
-        this.#armRefreshTimer();
-      }
-    })();
-    return this.#refreshing;
+    return this.#refreshing.run();
   }
 
-  #armRefreshTimer(): void {
-    const at = this.#leases.refreshAt;
-    if (this.#stopped || at === undefined) return;
-    const now = this.#rt.clock.now();
-    this.#refreshTimer = this.#rt.clock.setTimer(() => {
-      this.#refreshTimer = undefined;
-      this.#refresh().then(() => this.wake()).catch(this.#reportCrash);
-    }, Math.min(Math.max(0, at - now), MAX_WAIT_MS));
-  }
-
-  #clearRefreshTimer(): void {
-    if (this.#refreshTimer !== undefined) this.#rt.clock.clearTimer(this.#refreshTimer);
-    this.#refreshTimer = undefined;
+  /** Renews the leases and moves toward this instance's share: drops the jobs of partitions lost, loads those gained. */
+  async #refreshLeases(): Promise<void> {
+    this.#refreshTimer.clear();
+    const { gained, lost } = await this.#leases.refresh(this.#handOver);
+    this.#drop(lost);
+    if (gained.length > 0 && !this.#stopped) await this.#loadAll(new Set(gained));
   }
 
   /** Housekeeping for every partition: recovery of expired leases, pending timeouts, history TTL. */
@@ -208,43 +209,13 @@ export class PlanLoop {
   }
 
   #expireAt(at: number): void {
-    if (this.#stopped || !this.#leases.any || (this.#expiryAt !== undefined && this.#expiryAt <= at)) return;
-    this.#clearExpiryTimer();
-    const now = this.#rt.clock.now();
-    const fireAt = Math.min(Math.max(at, now), now + MAX_WAIT_MS);
-    this.#expiryAt = fireAt;
-    this.#expiryTimer = this.#rt.clock.setTimer(() => {
-      this.#expiryTimer = undefined;
-      this.#expiryAt = undefined;
-      void this.#expirePending();
-    }, fireAt - now);
-  }
-
-  #clearExpiryTimer(): void {
-    if (this.#expiryTimer !== undefined) this.#rt.clock.clearTimer(this.#expiryTimer);
-    this.#expiryTimer = undefined;
-    this.#expiryAt = undefined;
+    if (this.#stopped || !this.#leases.any) return;
+    this.#expiryTimer.setEarliest(at);
   }
 
   /** Plans every job that is due; serialized, and re-run when asked again meanwhile. */
   wake(): Promise<void> {
-    if (this.#waking !== undefined) {
-      this.#wakeAgain = true;
-      return this.#waking;
-    }
-    this.#waking = (async () => {
-      try {
-        do {
-          this.#wakeAgain = false;
-          await this.#planDue();
-          if (this.#leases.any) this.#rt.health.planned();
-        } while (this.#wakeAgain && !this.#stopped);
-      } finally {
-        this.#waking = undefined;
-        this.#armTimer();
-      }
-    })();
-    return this.#waking;
+    return this.#waking.run();
   }
 
   /**
@@ -530,7 +501,7 @@ export class PlanLoop {
     if (job.dueAt !== undefined && job.dueAt <= at) return;
     job.dueAt = at;
     this.#heap.push(at, name);
-    if (this.#waking === undefined) this.#armTimer();
+    if (this.#waking.running === undefined) this.#armTimer();
   }
 
   #partitionOf(name: string): number {
@@ -548,8 +519,8 @@ export class PlanLoop {
     }
     if (this.#jobs.size === 0) this.#heap.clear();
     if (this.#leases.any) return;
-    this.#clearTimer();
-    this.#clearExpiryTimer();
+    this.#timer.clear();
+    this.#expiryTimer.clear();
   }
 
   #armTimer(): void {
@@ -561,23 +532,8 @@ export class PlanLoop {
       this.#heap.pop();
     }
     const dueAt = this.#heap.peekKey();
-    if (dueAt === undefined) return this.#clearTimer();
-    const now = this.#rt.clock.now();
-    const at = Math.min(dueAt, now + MAX_WAIT_MS);
-    if (this.#timer !== undefined && this.#timerAt === at) return;
-    this.#clearTimer();
-    this.#timerAt = at;
-    this.#timer = this.#rt.clock.setTimer(() => {
-      this.#timer = undefined;
-      this.#timerAt = undefined;
-      void this.wake();
-    }, at - now);
-  }
-
-  #clearTimer(): void {
-    if (this.#timer !== undefined) this.#rt.clock.clearTimer(this.#timer);
-    this.#timer = undefined;
-    this.#timerAt = undefined;
+    if (dueAt === undefined) this.#timer.clear();
+    else this.#timer.set(dueAt);
   }
 }
 
