@@ -62,7 +62,7 @@ function idleSection(list: any[] | undefined, comparison: any[] | undefined): st
 
 function fleetTable(list: any[]): string {
   return grid(
-    ['store', 'instances', 'jobs', 'expected runs', 'missed', 'duplicates', 'lag p50 (ms)', 'lag p99 (ms)', 'lag max (ms)', 'planner CPU (% of a core)', 'other instances\' CPU (%)'],
+    ['store', 'instances', 'jobs', 'expected runs', 'missed', 'duplicates', 'lag p50 (ms)', 'lag p99 (ms)', 'lag max (ms)', 'planner CPU (% of a core; partitions planned)', 'other instances\' CPU (%)'],
     list.map((r) => {
       if (r.error !== undefined) return [r.store, f(r.processes, 0), f(r.jobs, 0), `failed: ${String(r.error).slice(0, 80)}`, '', '', '', '', '', '', ''];
       const planners = (r.instances as any[]).filter((i) => i.planner);
@@ -77,7 +77,7 @@ function fleetTable(list: any[]): string {
         f(r.p50, 0),
         f(r.p99, 0),
         f(r.max, 0),
-        planners.map((i) => f(i.cpuPct, 1)).join(' / ') || '—',
+        planners.map((i) => (i.partitions === undefined ? f(i.cpuPct, 1) : `${f(i.cpuPct, 1)} (${f(i.partitions, 0)})`)).join(' / ') || '—',
         others.map((i) => f(i.cpuPct, 1)).join(' / ') || '—',
       ];
     }),
