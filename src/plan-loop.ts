@@ -367,16 +367,19 @@ export class PlanLoop {
   }
 
   /** A planning write of `job`'s, counted while in flight so that a partition is given back only once its writes are done. */
-  async #writing<T>(job: PlannedJob, operation: string, call: () => Promise<T>): Promise<T | undefined> {
-    this.#writes.set(job.partition, (this.#writes.get(job.partition) ?? 0) + 1);
-    try {
-      return await this.#rt.io(operation, call);
-    } finally {
-      const left = (this.#writes.get(job.partition) ?? 1) - 1;
-      if (left > 0) this.#writes.set(job.partition, left);
-      else this.#writes.delete(job.partition);
+  #writing<T>(job: PlannedJob, operation: string, call: () => Promise<T>): Promise<T | undefined> {
+    const { partition } = job;
+    this.#writes.set(partition, (this.#writes.get(partition) ?? 0) + 1);
+    const write = this.#rt.io(operation, call);
+    // Counted down on a side branch: the caller awaits the write itself, so its events keep their order.
+    const done = (): void => {
+      const left = (this.#writes.get(partition) ?? 1) - 1;
+      if (left > 0) this.#writes.set(partition, left);
+      else this.#writes.delete(partition);
       if (left <= 0) for (const resolve of this.#drained.splice(0)) resolve();
-    }
+    };
+    write.then(done, done);
+    return write;
   }
 
   /**

