@@ -108,6 +108,9 @@ export class PlanLoop {
       if (lease === undefined || this.#stopped) return;
       this.#lease = lease;
       await this.#loadAll();
+    } else if (store.watch === undefined) {
+      // No notifications (optional): other instances' job changes are seen by reading every job again.
+      await this.#loadAll(true);
     }
     const recovered = await io('recoverExpiredRuns', () => store.recoverExpiredRuns({ now, limit: HOUSEKEEPING_BATCH }));
     for (const run of recovered ?? []) this.#reportRecovered(run);
@@ -342,9 +345,11 @@ export class PlanLoop {
    * Loads every job, `LIST_JOBS_PAGE` at a time, renewing the lease between pages every
    * `leaseMs / 3` as the heartbeat would: reading a million jobs takes minutes on a busy
    * machine, longer than the lease, and a load that outlived its lease would start over
-   * at the next heartbeat, for ever. A lease lost meanwhile ends the load.
+   * at the next heartbeat, for ever. A lease lost meanwhile ends the load. `poll`: the
+   * heartbeat's re-read of a store without notifications, which plans each job as a
+   * `job-changed` reload would (a job being planned meanwhile stays in place).
    */
-  async #loadAll(): Promise<void> {
+  async #loadAll(poll = false): Promise<void> {
     this.#ownWrites.loadingAll();
     const { clock, io, leaseMs, store } = this.#rt;
     const records: JobRecord[] = [];
@@ -364,6 +369,12 @@ export class PlanLoop {
       }
     }
     const now = this.#rt.clock.now();
+    if (poll) {
+      const names = new Set(records.map((record) => record.name));
+      for (const name of this.#jobs.keys()) if (!names.has(name)) this.#jobs.delete(name);
+      for (const record of records) this.#plan(record.name, record, now);
+      return;
+    }
     this.#jobs.clear();
     this.#heap.clear();
     for (const record of records) {

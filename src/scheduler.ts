@@ -26,7 +26,7 @@ import {
   countArgSchema,
   listJobsOptionsSchema,
   listRunsOptionsSchema,
-  lockSchema,
+  plannerLock,
   nameSchema,
   parseJobDefinition,
   schedulerOptionsSchema,
@@ -86,7 +86,7 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
     // Telemetry first: a missing `@opentelemetry/api` fails the constructor before anything else is set up.
     this.#telemetry = parsed.telemetry === undefined || parsed.telemetry === false ? undefined : new Telemetry(parsed.telemetry, clock);
     this.#rt = createRuntime({ store, clock, instanceId, leaseMs, events: this, log, health: new HealthMonitor(clock, log, leaseMs) });
-    this.#planLoop = new PlanLoop(this.#rt, parsed.lock ?? parseInput(lockSchema, store.lock(), 'new Scheduler(): store.lock()'));
+    this.#planLoop = new PlanLoop(this.#rt, plannerLock(store, parsed.lock));
     this.#registrations = new Registrations(this.#rt, {
       cancelled: (cancelled) => this.#reportSuspended(cancelled),
       synced: () => this.#executor.poke(),
@@ -263,7 +263,8 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
     if (this.#state === 'running') return;
     if (this.#state === 'stopping') throw new TickworkError('NOT_RUNNING', 'start() called while the scheduler is stopping');
     this.#state = 'running';
-    this.#unwatch = this.#rt.store.watch((notification) => {
+    // A store without notifications is polled: the heartbeat looks for work and re-reads the jobs (plan-loop.ts).
+    this.#unwatch = this.#rt.store.watch?.((notification) => {
       this.#planLoop.onNotification(notification);
       this.#executor.onNotification(notification);
     });
