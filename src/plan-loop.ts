@@ -137,6 +137,8 @@ export class PlanLoop {
     await this.#refresh();
     if (this.#stopped || !this.#leases.any) return;
     const now = this.#rt.clock.now();
+    // No notifications (optional): other instances' job changes are seen by reading the jobs again.
+    if (this.#rt.store.watch === undefined) await this.#loadAll(new Set(this.#leases.owned), true);
     if (this.#leases.holds(HOUSEKEEPING_PARTITION)) await this.#keepHouse(now);
     // Notifications are hints: re-plan the jobs that wait for a run to finish, in case it was lost.
     for (const name of this.#blocked) {
@@ -413,9 +415,11 @@ export class PlanLoop {
    * takes minutes on a busy machine, longer than the lease, and a load that outlived
    * its lease would start over at the next heartbeat, for ever. A partition lost
    * meanwhile is left out. (Every job is read and those of other partitions skipped:
-   * the store's pages are by name.)
+   * the store's pages are by name.) `poll`: the heartbeat's re-read of a store without
+   * notifications, which plans each job as a `job-changed` reload would (a job being
+   * planned meanwhile stays in place).
    */
-  async #loadAll(partitions: Set<number>): Promise<void> {
+  async #loadAll(partitions: Set<number>, poll = false): Promise<void> {
     this.#ownWrites.loadingAll();
     const { clock, io, leaseMs, store } = this.#rt;
     const records: JobRecord[] = [];
@@ -434,6 +438,12 @@ export class PlanLoop {
       }
     }
     const now = this.#rt.clock.now();
+    if (poll) {
+      const names = new Set(records.map((record) => record.name));
+      for (const [name, job] of this.#jobs) if (partitions.has(job.partition) && !names.has(name)) this.#jobs.delete(name);
+      for (const record of records) if (this.#leases.holds(this.#partitionOf(record.name))) this.#plan(record.name, record, now);
+      return;
+    }
     for (const record of records) {
       const partition = this.#partitionOf(record.name);
       if (!this.#leases.holds(partition) || !this.#plannable(record)) continue;
