@@ -33,11 +33,11 @@ import {
 } from './options.js';
 import { PlanLoop } from './plan-loop.js';
 import { Registrations } from './registrations.js';
-import { firstBackfillTick, runsLeft } from './planner.js';
+import { firstBackfillTick, nextRunTick, readyAtOf, ticksLeft } from './planner.js';
 import { manualRunId } from './run-id.js';
 import { createRuntime, type Runtime } from './runtime.js';
 import { batchesOf, isActive } from './store-rules.js';
-import { ACTIVE_STATUSES, LEASE_EXPIRED_ERROR, LIST_BATCH, type JobRecord, type JsonValue, type ListJobsQuery, type NewRun, type RunRecord, type Store } from './store.js';
+import { ACTIVE_STATUSES, LIST_BATCH, type JobRecord, type JsonValue, type ListJobsQuery, type NewRun, type RunRecord, type Store } from './store.js';
 import type {
   BackfillOptions,
   JobDefinition,
@@ -198,7 +198,7 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
     const now = this.#rt.clock.now();
     const key = parsed.idempotencyKey ?? `${now}-${randomUUID().slice(0, 8)}`;
     // Field by field, not conditional spreads: every trigger() builds one.
-    const manual: Draft<NewRun> = { id: manualRunId(name, key), jobName: name, scheduledAt: now, trigger: 'manual' };
+    const manual: Draft<NewRun> = { id: manualRunId(name, key), jobName: name, scheduledAt: now, trigger: 'manual', readyAt: readyAtOf(now) };
     if (parsed.data !== undefined) manual.data = parsed.data;
     const traceparent = this.#telemetry?.captureTraceparent();
     if (traceparent !== undefined) manual.traceparent = traceparent;
@@ -283,7 +283,7 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
     const schedule = this.#rt.schedules.of(record);
     const ticks: Date[] = [];
     let after = this.#rt.clock.now();
-    const limit = Math.min(count, this.#ticksLeft(record, after));
+    const limit = Math.min(count, ticksLeft(record, after));
     for (let i = 0; i < limit; i += 1) {
       const tick = schedule.next(after);
       if (tick === undefined) break;
@@ -427,9 +427,6 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
     const events = this as EventEmitter<SchedulerEvents>;
     events.on('tick:missed', (event) => log.ticksMissed(event));
     events.on('tick:skipped', (event) => log.tickSkipped(event));
-    events.on('run:retry', ({ run, error, index }) => {
-      if (error.name === LEASE_EXPIRED_ERROR.name) log.runRecovered(run, index);
-    });
     events.on('run:failed', ({ run, error, reason }) => {
       if (reason === 'pending-timeout') log.pendingTimeout(run);
       else log.runFailed(run, error, reason);
@@ -460,15 +457,6 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
   }
 
   #toJobInfo(record: JobRecord, active: readonly RunRecord[]): JobInfo {
-    // The tick after the cursor, unless the cursor is a tick still to come (its run was created ahead of it).
-    const now = this.#rt.clock.now();
-    const next = this.#ticksLeft(record, now) > 0 ? this.#rt.schedules.of(record).next(Math.min(record.cursor, now)) : undefined;
-    return toJobInfo(record, active, next);
-  }
-
-  /** How many ticks after now may still run under `maxRuns`: a run created ahead of its tick is counted yet still to come. */
-  #ticksLeft(record: JobRecord, now: number): number {
-    const left = runsLeft(record);
-    return left === undefined ? Infinity : left + (record.cursor > now ? 1 : 0);
+    return toJobInfo(record, active, nextRunTick(this.#rt.schedules.of(record), record, this.#rt.clock.now()));
   }
 }

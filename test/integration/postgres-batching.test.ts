@@ -44,7 +44,7 @@ async function addJob(store: Store, name: string): Promise<void> {
   ]);
 }
 
-const newRun = (id: string, jobName = 'a') => ({ run: { id, jobName, scheduledAt: T0, trigger: 'manual' as const }, now: T0 });
+const newRun = (id: string, jobName = 'a') => ({ run: { id, jobName, scheduledAt: T0, trigger: 'manual' as const, readyAt: T0 }, now: T0 });
 const claim = (runId: string, owner: string) => ({ runId, owner, now: T0, leaseUntil: T0 + MINUTE });
 
 function batchingSuite(name: string, client: () => Queryable, drop: (schema: string) => Promise<unknown>): void {
@@ -114,7 +114,7 @@ function batchingSuite(name: string, client: () => Queryable, drop: (schema: str
       withStore(async (store, statements) => {
         const results = await Promise.allSettled([
           store.createRun(newRun('a.manual.1')),
-          store.createRun({ run: { id: null as never, jobName: 'a', scheduledAt: T0, trigger: 'manual' }, now: T0 }),
+          store.createRun({ run: { id: null as never, jobName: 'a', scheduledAt: T0, trigger: 'manual', readyAt: T0 }, now: T0 }),
           store.createRun(newRun('a.manual.2')),
         ]);
         expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);

@@ -4,11 +4,13 @@
  * policies, leases, fencing, recovery, history pruning, backfills, notifications,
  * the lock, fan-out runs and their indices, pending timeouts and history TTL, the
  * optional batch read, the schedule options: window, jitter and maxRuns, the run
- * count, BufferOne).
+ * count, BufferOne; the decisions the core hands the store: readyAt as given, the
+ * retry limit of plain runs, pendingUntil in notifications).
  * Every test gets a fresh store from the factory, so a factory that hands each
  * store its own namespace (key prefix, schema) lets suites run in parallel
  * against one server.
  */
+import { decisionTests } from './decisions.js';
 import { executionTests } from './execution.js';
 import { expiryTests } from './expiry.js';
 import { fanOutRunTests } from './fan-out-runs.js';
@@ -38,5 +40,6 @@ export function storeConformance(name: string, options: StoreConformanceOptions)
     fanOutRunTests(fx);
     expiryTests(fx);
     readTests(fx);
+    decisionTests(fx);
   });
 }
