@@ -1,21 +1,22 @@
 /**
  * Conformance: the decisions the core makes and the store keeps (each in one place,
- * issue 15): a run's `readyAt` is kept as the core hands it; the retry limit in the
- * job spec decides, in the store, whether a failed attempt of a plain run is retried
- * (a lost lease included), as it does for fan-out runs; a `run-ready` notification
- * carries the `pendingUntil` the store set.
+ * issue 15), one function per capability: a run's `readyAt` is kept as the core hands
+ * it (jobs and cursors); the retry limit in the job spec decides, in the store, whether
+ * a failed attempt of a plain run is retried, a lost lease included, as it does for
+ * fan-out runs (the run queue); a `run-ready` notification carries the `pendingUntil`
+ * the store set (notifications).
  */
-import { LEASE_EXPIRED_ERROR, type JobSpec, type StoreNotification } from '../../store.js';
+import { LEASE_EXPIRED_ERROR, type JobSpec } from '../../store.js';
 import { ERROR, MINUTE, T0, spec, upsertJob, type Fixture } from './fixtures.js';
 
-export function decisionTests(fx: Fixture): void {
-  const { describe, it, expect, withStore, claim, created, eventually, watching } = fx;
+function limited(name: string, retryLimit: number | undefined, extra: Partial<JobSpec> = {}): JobSpec {
+  const base = { ...spec(name, 'Allow', { succeeded: 3, failed: 3 }), ...extra };
+  return retryLimit === undefined ? base : { ...base, retryLimit };
+}
 
-  function limited(name: string, retryLimit: number | undefined, extra: Partial<JobSpec> = {}): JobSpec {
-    const base = { ...spec(name, 'Allow', { succeeded: 3, failed: 3 }), ...extra };
-    return retryLimit === undefined ? base : { ...base, retryLimit };
-  }
-
+/** Jobs and cursors: runs are created at the `readyAt` the core hands in. */
+export function readyAtTests(fx: Fixture): void {
+  const { describe, it, expect, withStore, claim } = fx;
   describe('readyAt, as the core hands it', () => {
     it('creates manual and backfill runs at the given readyAt, before or after now, claimable from then', () =>
       withStore(async (store) => {
@@ -35,6 +36,11 @@ export function decisionTests(fx: Fixture): void {
       }));
   });
 
+}
+
+/** The run queue: the retry limit of the job spec, for plain runs as for fan-out runs. */
+export function retryLimitTests(fx: Fixture): void {
+  const { describe, it, expect, withStore, claim, created, notified, watching } = fx;
   describe('the retry limit, in the job spec', () => {
     it('retries a failed attempt of a plain run while its attempt is within retryLimit, then fails the run', () =>
       withStore(async (store) => {
@@ -54,7 +60,7 @@ export function decisionTests(fx: Fixture): void {
 
     it('fails a recovered plain run whose lost attempt was the last retryLimit allows, with LEASE_EXPIRED_ERROR', () =>
       withStore((store) =>
-        watching(store, async (seen: StoreNotification[]) => {
+        watching(store, async (seen) => {
           await upsertJob(store, { spec: limited('a', 0), now: T0, initialCursor: T0 });
           await upsertJob(store, { spec: limited('b', 1), now: T0, initialCursor: T0 });
           const a = await created(store, 'a', 1);
@@ -66,7 +72,7 @@ export function decisionTests(fx: Fixture): void {
           expect(recovered[0]).toMatchObject({ error: LEASE_EXPIRED_ERROR, finishedAt: T0 + MINUTE + 2_000 });
           expect(recovered[0]?.owner).toBeUndefined();
           expect(await store.getJob('a')).toMatchObject({ failed: 1 });
-          await eventually(() => expect(seen).toContainEqual({ type: 'run-finished', jobName: 'a', runId: a.id, status: 'failed' }));
+          await notified(store, () => expect(seen).toContainEqual({ type: 'run-finished', jobName: 'a', runId: a.id, status: 'failed' }));
           // b had a retry left: recovered, and its next lost attempt is its last.
           await claim(store, b.id, 'gone', T0 + MINUTE + 2_000, 1_000);
           const again = await store.recoverExpiredRuns({ now: T0 + MINUTE + 4_000, limit: 10 });
@@ -87,10 +93,17 @@ export function decisionTests(fx: Fixture): void {
       }));
   });
 
+}
+
+/** Notifications: `run-ready` carries the run's `pendingUntil`. */
+export function pendingUntilNotificationTests(fx: Fixture, required: boolean): void {
+  const { describe, it, expect, withStore, created, eventually, watching } = fx;
   describe('pendingUntil, notified', () => {
     it('announces a run-ready with the pendingUntil the store set, and without one when the job has no pending timeout', () =>
-      withStore((store) =>
-        watching(store, async (seen) => {
+      withStore((store) => {
+        if (required) expect(typeof store.watch, 'store.watch').toBe('function');
+        if (store.watch === undefined) return Promise.resolve();
+        return watching(store, async (seen) => {
           await upsertJob(store, { spec: limited('a', 0, { pendingTimeoutMs: MINUTE }), now: T0, initialCursor: T0 });
           await upsertJob(store, { spec: limited('b', 0), now: T0, initialCursor: T0 });
           const a = await created(store, 'a', 1, T0 + MINUTE - 200);
@@ -99,7 +112,7 @@ export function decisionTests(fx: Fixture): void {
             expect(seen).toContainEqual({ type: 'run-ready', jobName: 'a', runId: a.id, readyAt: T0 + MINUTE, pendingUntil: T0 + 2 * MINUTE });
             expect(seen).toContainEqual({ type: 'run-ready', jobName: 'b', runId: b.id, readyAt: T0 + MINUTE });
           });
-        }),
-      ));
+        });
+      }));
   });
 }
