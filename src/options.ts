@@ -43,30 +43,36 @@ export const nameSchema = storedNameSchema.check(
   }),
 );
 
-export function durationSchema(min = 0) {
-  return z.pipe(
-    z.union([z.number(), z.string()], { error: `must be a duration: ${DURATION_FORMS}` }),
-    z.transform((value: number | string, payload) => {
-      const ms = parseDuration(value);
-      // Text that is no duration at all is told the forms; a duration out of range is told the range.
-      if (ms === undefined && typeof value === 'string' && parseDuration(value.replace(/^-/, '')) === undefined) {
-        return fail(payload, `is not a duration: use ${DURATION_FORMS}`);
-      }
-      if (ms === undefined || ms < min) {
-        return fail(payload, `must be a duration from ${min} ms to 100 years (${min === 0 ? 'not negative' : `at least ${min} ms`})`);
-      }
-      return ms;
-    }),
-  );
+/**
+ * A finite number: what `z.number()` accepts. The schemas below check the type of their
+ * input in their transform, rather than through `z.union` and `z.pipe`, so that a
+ * bundled app carries none of those (1 KB with `z.date()`), with the same messages.
+ */
+function isFiniteNumber(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value);
 }
 
-export const instantSchema = z.pipe(
-  z.union([z.date(), z.string(), z.number()], { error: 'must be a Date, an ISO-8601 string or epoch milliseconds' }),
-  z.transform((value: Date | string | number, payload) => {
-    const reading = readInstant(value);
-    return 'problem' in reading ? fail(payload, reading.problem) : reading.ms;
-  }),
-);
+export function durationSchema(min = 0) {
+  return z.transform((value: unknown, payload) => {
+    if (typeof value !== 'string' && !isFiniteNumber(value)) return fail(payload, `must be a duration: ${DURATION_FORMS}`);
+    const ms = parseDuration(value);
+    // Text that is no duration at all is told the forms; a duration out of range is told the range.
+    if (ms === undefined && typeof value === 'string' && parseDuration(value.replace(/^-/, '')) === undefined) {
+      return fail(payload, `is not a duration: use ${DURATION_FORMS}`);
+    }
+    if (ms === undefined || ms < min) {
+      return fail(payload, `must be a duration from ${min} ms to 100 years (${min === 0 ? 'not negative' : `at least ${min} ms`})`);
+    }
+    return ms;
+  });
+}
+
+export const instantSchema = z.transform((value: unknown, payload) => {
+  const valid = (value instanceof Date && !Number.isNaN(value.getTime())) || typeof value === 'string' || isFiniteNumber(value);
+  if (!valid) return fail(payload, 'must be a Date, an ISO-8601 string or epoch milliseconds');
+  const reading = readInstant(value);
+  return 'problem' in reading ? fail(payload, reading.problem) : reading.ms;
+});
 
 /**
  * Picks the schema for a value by its shape and parses with it, keeping the inner
@@ -97,9 +103,19 @@ const policySchema = z.enum(['Allow', 'Forbid', 'Replace', 'CatchUp', 'BufferOne
   error: 'must be "Allow", "Forbid", "Replace", "CatchUp" or "BufferOne"',
 });
 
+/**
+ * `z.int()`'s rule with its message, without zod's number formats (1 KB of a bundled
+ * app): a fraction ends the checks, an integer beyond 2^53 is reported and they go on.
+ */
+function integer() {
+  return z.superRefine((value: number, ctx) => {
+    if (!Number.isSafeInteger(value)) ctx.addIssue({ code: 'custom', message: 'must be an integer', continue: Number.isInteger(value) });
+  });
+}
+
 /** An integer from `min` to `max`, with the messages every count of the API shares. */
 function integerSchema(min: number, max?: number) {
-  const checks = [z.int('must be an integer'), z.gte(min, `must be ${min} or more`)];
+  const checks = [integer(), z.gte(min, `must be ${min} or more`)];
   return z.number().check(...(max === undefined ? checks : [...checks, z.lte(max, `must be at most ${max}`)]));
 }
 
@@ -159,9 +175,9 @@ const jobSchema = strictObject({
     maxRuns: z.optional(maxRunsSchema),
     completions: z._default(indexCountSchema, 1),
     parallelism: z._default(indexCountSchema, 1),
-    history: z.prefault(
+    history: z._default(
       strictObject({ succeeded: z._default(countSchema, 3), failed: z._default(countSchema, 1), ttl: z.optional(durationSchema(1)) }),
-      {},
+      { succeeded: 3, failed: 1 },
     ),
     data: z.optional(jsonSchema),
     handler: z.custom<JobHandler>((value) => typeof value === 'function', 'must be a function'),
@@ -369,7 +385,7 @@ export const schedulerOptionsSchema = strictObject({
   instanceId: z.optional(z.string({ error: 'must be a string' }).check(z.regex(INSTANCE_ID, 'must be 1 to 200 characters, no control characters'))),
   maxConcurrentRuns: z.optional(z.union([integerSchema(1), z.literal(Infinity)])),
   leaseMs: z.optional(
-    z.number().check(z.int('must be an integer'), z.gte(100, 'must be at least 100 ms'), z.lte(MAX_DURATION_MS, 'must be at most 100 years')),
+    z.number().check(integer(), z.gte(100, 'must be at least 100 ms'), z.lte(MAX_DURATION_MS, 'must be at most 100 years')),
   ),
   lock: z.optional(lockSchema),
   logger: z.optional(
@@ -397,7 +413,16 @@ const statusSchema = z.enum(['pending', 'running', 'succeeded', 'failed', 'cance
   error: 'must be "pending", "running", "succeeded", "failed" or "cancelled"',
 });
 
-const statusListSchema = z.array(statusSchema);
+/** A list of statuses, each checked (a transform rather than `z.array`, which a bundled app then does not carry). */
+const statusListSchema = z.transform((list: readonly unknown[], payload): RunStatus[] => {
+  const statuses: RunStatus[] = [];
+  for (let index = 0; index < list.length; index += 1) {
+    const result = safeParse(statusSchema, list[index]);
+    if (result.success) statuses.push(result.data);
+    else for (const issue of result.issues) fail(payload, issue.message, [index, ...issue.path]);
+  }
+  return statuses;
+});
 
 export const listRunsOptionsSchema = strictObject({
   // By shape, so that a bad status is named (`status.1: must be "pending", ...`), not "Invalid input".
