@@ -34,7 +34,7 @@ function fail(payload: z.core.ParsePayload, message: string, path: PropertyKey[]
  */
 export const storedNameSchema = z
   .string({ error: 'must be a string' })
-  .check(z.regex(NAME_PATTERN, 'must be 1 to 200 letters, digits, "-", "_" or "."'));
+  .check(z.refine((name) => NAME_PATTERN.test(name), 'must be 1 to 200 letters, digits, "-", "_" or "."'));
 
 /** A job name under the current grammar, which keeps run IDs unambiguous (run-id.ts): what creates runs takes. */
 export const nameSchema = storedNameSchema.check(
@@ -388,7 +388,7 @@ export const storeSchema = implementing<Store>('a Store', STORE_METHODS);
 export const schedulerOptionsSchema = strictObject({
   store: z.optional(storeSchema),
   clock: z.optional(clockSchema),
-  instanceId: z.optional(z.string({ error: 'must be a string' }).check(z.regex(INSTANCE_ID, 'must be 1 to 200 characters, no control characters'))),
+  instanceId: z.optional(z.string({ error: 'must be a string' }).check(z.refine((id) => INSTANCE_ID.test(id), 'must be 1 to 200 characters, no control characters'))),
   maxConcurrentRuns: z.optional(z.union([integerSchema(1), oneOf([Infinity], 'must be Infinity')])),
   leaseMs: z.optional(
     z.number().check(integer(), z.gte(100, 'must be at least 100 ms'), z.lte(MAX_DURATION_MS, 'must be at most 100 years')),
