@@ -137,7 +137,7 @@ export class MemoryTables {
   /**
    * Every write of a run goes through here, after its index records: it applies the
    * pendingUntil rule, keeps the lookup sets, and announces a run left claimable.
-   * `draft` is a new record (`copyRun`), which this stores: nobody changes it after.
+   * `draft` is a new record (a copy), which this stores: nobody changes it after.
    * Its `pendingUntil` is set here.
    */
   writeRun(draft: Draft<RunRecord>, now: number): RunRecord {

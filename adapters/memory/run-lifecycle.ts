@@ -86,9 +86,7 @@ export function renewLease(tables: MemoryTables, input: RenewLeaseInput): RenewL
       const current = tables.run(input.runId);
       return current === undefined ? { ok: false } : { ok: false, status: current.status };
     }
-    const renewed = copyRun(run, KEEP);
-    renewed.leaseUntil = input.leaseUntil;
-    tables.writeRun(renewed, input.now);
+    tables.writeRun({ ...run, leaseUntil: input.leaseUntil }, input.now);
     return { ok: true };
   }
   const owned = ownedIndex(tables, input);
@@ -97,9 +95,7 @@ export function renewLease(tables: MemoryTables, input: RenewLeaseInput): RenewL
     return current === undefined ? { ok: false } : { ok: false, status: current.status };
   }
   // The run itself is not written: renewing an index changes nothing the run records.
-  const renewed = copyIndex(owned.index, KEEP);
-  renewed.leaseUntil = input.leaseUntil;
-  tables.putIndex(renewed);
+  tables.putIndex({ ...owned.index, leaseUntil: input.leaseUntil });
   return { ok: true };
 }
 
