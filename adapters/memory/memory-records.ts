@@ -98,6 +98,7 @@ export function copyJob(job: JobRecord): Draft<JobRecord> {
   if (job.jitterMs !== undefined) draft.jitterMs = job.jitterMs;
   if (job.maxRuns !== undefined) draft.maxRuns = job.maxRuns;
   if (job.fanOut !== undefined) draft.fanOut = job.fanOut;
+  if (job.retryLimit !== undefined) draft.retryLimit = job.retryLimit;
   if (job.pendingTimeoutMs !== undefined) draft.pendingTimeoutMs = job.pendingTimeoutMs;
   if (job.lastScheduleTime !== undefined) draft.lastScheduleTime = job.lastScheduleTime;
   if (job.lastSuccessfulTime !== undefined) draft.lastSuccessfulTime = job.lastSuccessfulTime;
@@ -106,5 +107,7 @@ export function copyJob(job: JobRecord): Draft<JobRecord> {
 
 /** A fan-out run's counts with new values. */
 export function fanOutCounts(fanOut: FanOutState, active: number, succeeded: number, failed: number): FanOutState {
-  return { completions: fanOut.completions, parallelism: fanOut.parallelism, retryLimit: fanOut.retryLimit, succeeded, failed, active };
+  return fanOut.retryLimit === undefined
+    ? { completions: fanOut.completions, parallelism: fanOut.parallelism, succeeded, failed, active }
+    : { completions: fanOut.completions, parallelism: fanOut.parallelism, retryLimit: fanOut.retryLimit, succeeded, failed, active };
 }

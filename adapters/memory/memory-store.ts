@@ -122,7 +122,7 @@ export class MemoryStore implements Store {
       job.concurrencyPolicy === 'Replace' && active.length > 0
         ? active.map((run) => lifecycle.endRun(this.#tables, run, { status: 'cancelled' }, input.now))
         : [];
-    const run = this.#insertRun(input.run, input.now, Math.max(input.now, input.run.readyAt ?? input.run.scheduledAt));
+    const run = this.#insertRun(input.run, input.now, job);
     const advanced = this.#advance(job, input, { scheduledRuns: job.scheduledRuns + 1 });
     if (cancelled.length > 0) lifecycle.prune(this.#tables, advanced);
     return { outcome: 'created', job: advanced, run, cancelled };
@@ -133,7 +133,7 @@ export class MemoryStore implements Store {
     if (job === undefined) return { outcome: 'missing-job' };
     const existing = this.#tables.run(input.run.id);
     if (existing !== undefined) return { outcome: 'exists', run: existing };
-    return { outcome: 'created', run: this.#insertRun(input.run, input.now, input.now, job) };
+    return { outcome: 'created', run: this.#insertRun(input.run, input.now, job) };
   }
 
   async addBackfill(input: AddBackfillInput): Promise<JobRecord | undefined> {
@@ -274,10 +274,10 @@ export class MemoryStore implements Store {
 
   /**
    * Creates a run as the contract says every store does: pending, attempt 1, fence 0,
-   * ready at `readyAt` (now, or its tick for a scheduled run created ahead), with
-   * fan-out counts at 0 for a fan-out job.
+   * ready at the `readyAt` the core gave, with the job's fan-out shape and retry limit
+   * and counts at 0 for a fan-out job.
    */
-  #insertRun(input: NewRun, now: number, readyAt = now, job = this.#tables.job(input.jobName)): RunRecord {
+  #insertRun(input: NewRun, now: number, job = this.#tables.job(input.jobName)): RunRecord {
     const fanOut = job?.fanOut;
     const run: Draft<RunRecord> = {
       id: input.id,
@@ -287,13 +287,16 @@ export class MemoryStore implements Store {
       status: 'pending',
       attempt: 1,
       createdAt: now,
-      readyAt,
+      readyAt: input.readyAt,
       fence: 0,
     };
     if (input.data !== undefined) run.data = input.data;
     if (input.traceparent !== undefined) run.traceparent = input.traceparent;
     if (fanOut !== undefined) {
-      run.fanOut = { completions: fanOut.completions, parallelism: fanOut.parallelism, retryLimit: fanOut.retryLimit, succeeded: 0, failed: 0, active: 0 };
+      run.fanOut =
+        job?.retryLimit === undefined
+          ? { completions: fanOut.completions, parallelism: fanOut.parallelism, succeeded: 0, failed: 0, active: 0 }
+          : { completions: fanOut.completions, parallelism: fanOut.parallelism, retryLimit: job.retryLimit, succeeded: 0, failed: 0, active: 0 };
     }
     return this.#tables.insertRun(run, now);
   }

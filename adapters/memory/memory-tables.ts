@@ -156,7 +156,13 @@ export class MemoryTables {
       if (finished === undefined) this.#finishedByJob.set(run.jobName, (finished = new Set()));
       finished.add(run.id);
     }
-    if (claimable) this.notify({ type: 'run-ready', jobName: run.jobName, runId: run.id, readyAt: run.readyAt });
+    if (claimable) {
+      this.notify(
+        pendingUntil === undefined
+          ? { type: 'run-ready', jobName: run.jobName, runId: run.id, readyAt: run.readyAt }
+          : { type: 'run-ready', jobName: run.jobName, runId: run.id, readyAt: run.readyAt, pendingUntil },
+      );
+    }
     return run;
   }
 

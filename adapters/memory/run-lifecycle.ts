@@ -32,6 +32,7 @@ import {
   isFinished,
   nextWaitingIndex,
   pruneHistory,
+  withinRetryLimit,
   type ExpiredLease,
 } from '../../src/store-rules.js';
 import type { Draft } from '../../src/adapter-kit.js';
@@ -126,23 +127,19 @@ export function recoverExpiredRuns(tables: MemoryTables, input: RecoverExpiredRu
   }
   expired.sort(compareExpiredLeases);
   const recovered: RunRecord[] = [];
+  // A lost lease is a failed attempt, retried at once within the retry limit.
+  const outcome = { status: 'retry', error: LEASE_EXPIRED_ERROR, readyAt: input.now } as const;
   for (const lease of expired) {
     if (recovered.length >= input.limit) break;
     const run = tables.run(lease.runId);
     if (run === undefined) continue;
     if (lease.index === undefined) {
-      const back = copyRun(run, OMIT_LEASE);
-      back.status = 'pending';
-      back.attempt = run.attempt + 1;
-      back.readyAt = input.now;
-      back.error = LEASE_EXPIRED_ERROR;
-      recovered.push(tables.writeRun(back, input.now));
+      recovered.push(finishRun(tables, run, outcome, input.now));
       continue;
     }
     // An earlier recovery in this call may have failed the run, cancelling this index.
     const index = tables.index(lease.runId, lease.index);
     if (index?.status !== 'running') continue;
-    const outcome = { status: 'retry', error: LEASE_EXPIRED_ERROR, readyAt: input.now } as const;
     recovered.push(finishIndex(tables, run, index, outcome, input.now).run);
   }
   return recovered;
@@ -214,10 +211,13 @@ export function prune(tables: MemoryTables, job: JobRecord): void {
   for (const run of pruneHistory(tables.finishedRunsOf(job.name), job.history)) tables.deleteRun(run.id);
 }
 
-/** Applies an attempt's outcome to a plain run. */
+/** Applies an attempt's outcome to a plain run: a retry beyond the job's retry limit fails it. */
 function finishRun(tables: MemoryTables, run: RunRecord, outcome: AttemptOutcome, now: number): RunRecord {
   switch (outcome.status) {
     case 'retry': {
+      if (!withinRetryLimit(run.attempt, tables.job(run.jobName)?.retryLimit)) {
+        return endRun(tables, run, { status: 'failed', error: outcome.error }, now);
+      }
       const back = copyRun(run, OMIT_LEASE);
       back.status = 'pending';
       back.attempt = run.attempt + 1;
@@ -271,7 +271,7 @@ function finishIndex(
     }
     default: {
       counted.fanOut = fanOutCounts(fanOut, active, fanOut.succeeded, fanOut.failed + 1);
-      if (outcome.status === 'retry' && counted.fanOut.failed <= counted.fanOut.retryLimit) {
+      if (outcome.status === 'retry' && withinRetryLimit(counted.fanOut.failed, counted.fanOut.retryLimit)) {
         const back = copyIndex(index, OMIT_LEASE);
         back.status = 'pending';
         back.attempt = index.attempt + 1;
