@@ -254,3 +254,29 @@ export class PartitionLeases {
 function offsetOf(instanceId: string, count: number): number {
   return fnv1a32(instanceId) % count;
 }
+
+/** Planning writes in flight, per partition, so that a partition is given back only once its writes are done. */
+export class PartitionWrites {
+  readonly #writes = new Map<number, number>();
+  /** Who waits for some writes to end (`drained`). */
+  readonly #drained: (() => void)[] = [];
+
+  /** Counts `write` in flight for `partition` until it settles; returns it. */
+  track<T>(partition: number, write: Promise<T>): Promise<T> {
+    this.#writes.set(partition, (this.#writes.get(partition) ?? 0) + 1);
+    // Counted down on a side branch: the caller awaits the write itself, so its events keep their order.
+    const done = (): void => {
+      const left = (this.#writes.get(partition) ?? 1) - 1;
+      if (left > 0) this.#writes.set(partition, left);
+      else this.#writes.delete(partition);
+      if (left <= 0) for (const resolve of this.#drained.splice(0)) resolve();
+    };
+    write.then(done, done);
+    return write;
+  }
+
+  /** Resolves once no write of `partitions` is in flight. */
+  async drained(partitions: readonly number[]): Promise<void> {
+    while (partitions.some((partition) => this.#writes.has(partition))) await new Promise<void>((resolve) => this.#drained.push(resolve));
+  }
+}

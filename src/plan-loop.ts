@@ -8,76 +8,51 @@
  * `scheduleRun`. An `Allow` job's run is created `PLAN_AHEAD_MS` before its tick,
  * ready at the tick. Other instances take a partition over when its lease expires.
  *
- * The holder of partition 0 also keeps the store's house, for every partition: it
- * recovers runs whose owner went silent, fails runs nobody claimed within their
- * `pendingTimeout`, and deletes runs past their `history.ttl`. One owner rather than
- * one per partition: each is one store-wide, indexed call bounded by its `limit`,
- * so its cost does not grow with the partition count, and the lease of partition 0
- * elects its owner and hands it over as any partition's. (The planner of a job with
- * a pending timeout also arms a timer for its runs, so they fail on time; the
- * store's expiry is atomic per run, so a run fails once whoever calls it.)
+ * The jobs and their due times live in `due-jobs.ts`, what is decided of one job in
+ * `plan-step.ts`. The holder of partition 0 also
+ * keeps the store's house, for every partition (`housekeeping.ts`: recovery, pending
+ * timeouts, history TTL): the lease of partition 0 elects its owner and hands it over
+ * as any partition's.
  */
 import PQueue from 'p-queue';
 import { DeadlineTimer } from './deadline-timer.js';
-import { reportError, runFailedEvent, safeEmit } from './events.js';
-import { MinHeap } from './heap.js';
+import { DueJobs, type PlannedJob } from './due-jobs.js';
+import { reportError, safeEmit } from './events.js';
+import { Housekeeping } from './housekeeping.js';
 import { partitionOf } from './partition.js';
-import { PartitionLeases } from './partition-leases.js';
+import { PartitionLeases, PartitionWrites } from './partition-leases.js';
 import { OwnWrites, type WriteToken } from './own-writes.js';
-import { nextBackfillTick, plan, readyAtOf, runsLeft, type MissedRange, type Plan } from './planner.js';
-import { ValidationError, messageOf } from './errors.js';
-import { backfillRunId, isJobName, reservedSegmentOf, scheduledRunId } from './run-id.js';
+import type { MissedRange } from './planner.js';
+import { backfillStep, decide, firstDue, plannable, scheduledRun, waitsForRuns } from './plan-step.js';
+import { messageOf } from './errors.js';
 import type { Runtime } from './runtime.js';
-import { LEASE_EXPIRED_ERROR, LIST_JOBS_PAGE, PENDING_TIMEOUT_ERROR, type JobRecord, type ListJobsQuery, type Lock, type NewRun, type RunRecord, type ScheduleRunResult, type StoreNotification } from './store.js';
+import { LIST_JOBS_PAGE, type JobRecord, type ListJobsQuery, type Lock, type ScheduleRunResult, type StoreNotification } from './store.js';
 import { SerialTask } from './serial-task.js';
 import { toRunInfo } from './views.js';
 
 /** The partition whose holder keeps the store's house. */
 const HOUSEKEEPING_PARTITION = 0;
-/** Runs recovered, expired or deleted per store call; more wait for the next heartbeat (or timer). */
-const HOUSEKEEPING_BATCH = 1_000;
 /** Jobs planned at once; each is one store call in flight. */
 const PLAN_CONCURRENCY = 64;
 /** Planning steps for one job in one wake; a guard against a store that keeps answering `conflict`. */
 const MAX_STEPS_PER_WAKE = 100;
-/**
- * How long before its tick an `Allow` job's run is created (ready at the tick), so
- * that the store's write is done before the tick and only the claim is left at it:
- * on Redis and Postgres that halves the time from tick to handler. Longer than
- * planning a tick that 100 jobs share takes on either; far shorter than the
- * shortest period (1 s), so a job has at most one run waiting for its tick.
- */
-const PLAN_AHEAD_MS = 200;
-
-interface PlannedJob {
-  record: JobRecord;
-  readonly partition: number;
-  /** When to plan it next; undefined while it waits for a notification (suspended, CatchUp blocked, no more ticks). */
-  dueAt: number | undefined;
-}
 
 export class PlanLoop {
   readonly #rt: Runtime;
   readonly #leases: PartitionLeases;
-  readonly #jobs = new Map<string, PlannedJob>();
-  /** Lazy-deletion heap: an entry is live only while its key equals its job's `dueAt`. */
-  readonly #heap = new MinHeap<string>();
+  readonly #jobs: DueJobs;
+  readonly #housekeeping: Housekeeping;
   /** The planners of due jobs, `PLAN_CONCURRENCY` at most. */
   readonly #pool = new PQueue({ concurrency: PLAN_CONCURRENCY });
   /** Jobs waiting for a run to finish (CatchUp or a backfill blocked by an active run). */
   readonly #blocked = new Set<string>();
   readonly #ownWrites = new OwnWrites();
-  /** Fires at the earliest due job. */
-  readonly #timer: DeadlineTimer;
-  /** Fires at the earliest known `pendingUntil`. */
-  readonly #expiryTimer: DeadlineTimer;
   /** Refreshes the leases before the next heartbeat (`PartitionLeases.refreshAt`). */
   readonly #refreshTimer: DeadlineTimer;
   /** Renews the leases and moves toward this instance's share; a refresh asked for meanwhile joins the one under way. */
   readonly #refreshing: SerialTask;
-  /** Planning writes in flight, per partition, and who waits for some to end (`#handOver`). */
-  readonly #writes = new Map<number, number>();
-  readonly #drained: (() => void)[] = [];
+  /** Planning writes in flight, per partition (`#handOver` waits for them). */
+  readonly #writes = new PartitionWrites();
   /** Plans every job that is due. */
   readonly #waking: SerialTask;
   #stopped = true;
@@ -85,8 +60,8 @@ export class PlanLoop {
   constructor(runtime: Runtime, lock: Lock) {
     this.#rt = runtime;
     this.#leases = new PartitionLeases(runtime, lock, runtime.store.partitions ?? 1);
-    this.#timer = new DeadlineTimer(runtime.clock, () => void this.wake());
-    this.#expiryTimer = new DeadlineTimer(runtime.clock, () => void this.#expirePending());
+    this.#jobs = new DueJobs(runtime.clock, () => void this.wake());
+    this.#housekeeping = new Housekeeping(runtime, () => !this.#stopped && this.#leases.any);
     this.#refreshTimer = new DeadlineTimer(runtime.clock, () => {
       this.#refresh().then(() => this.wake()).catch(this.#reportCrash);
     });
@@ -122,8 +97,8 @@ export class PlanLoop {
 
   async stop(): Promise<void> {
     this.#stopped = true;
-    this.#timer.clear();
-    this.#expiryTimer.clear();
+    this.#jobs.clearTimer();
+    this.#housekeeping.clearTimer();
     this.#refreshTimer.clear();
     await this.#waking.running;
     await this.#refreshing.running;
@@ -139,7 +114,7 @@ export class PlanLoop {
     const now = this.#rt.clock.now();
     // No notifications (optional): other instances' job changes are seen by reading the jobs again.
     if (this.#rt.store.watch === undefined) await this.#loadAll(new Set(this.#leases.owned), true);
-    if (this.#leases.holds(HOUSEKEEPING_PARTITION)) await this.#keepHouse(now);
+    if (this.#leases.holds(HOUSEKEEPING_PARTITION)) await this.#housekeeping.keepHouse(now);
     // Notifications are hints: re-plan the jobs that wait for a run to finish, in case it was lost.
     for (const name of this.#blocked) {
       const job = this.#jobs.get(name);
@@ -162,20 +137,11 @@ export class PlanLoop {
     if (gained.length > 0 && !this.#stopped) await this.#loadAll(new Set(gained));
   }
 
-  /** Housekeeping for every partition: recovery of expired leases, pending timeouts, history TTL. */
-  async #keepHouse(now: number): Promise<void> {
-    const { io, store } = this.#rt;
-    const recovered = await io('recoverExpiredRuns', () => store.recoverExpiredRuns({ now, limit: HOUSEKEEPING_BATCH }));
-    for (const run of recovered ?? []) this.#reportRecovered(run);
-    await this.#expirePending();
-    await io('deleteExpiredRuns', () => store.deleteExpiredRuns({ now, limit: HOUSEKEEPING_BATCH }));
-  }
-
   onNotification(notification: StoreNotification): void {
     if (!this.#leases.any || this.#stopped) return;
     if (notification.type === 'run-ready') {
       // A run became claimable: if its job has a pending timeout, the store says when it fails unclaimed.
-      if (notification.pendingUntil !== undefined) this.#expireAt(notification.pendingUntil);
+      if (notification.pendingUntil !== undefined) this.#housekeeping.expireAt(notification.pendingUntil);
     } else if (notification.type === 'job-changed') {
       const name = notification.jobName;
       if (this.#leases.holds(this.#partitionOf(name)) && !this.#ownWrites.isEcho(name, this.#rt.clock.now())) void this.#reload(name);
@@ -189,33 +155,6 @@ export class PlanLoop {
         void this.wake();
       }
     }
-  }
-
-  /**
-   * A run whose owner went silent: back to pending for a retry, or failed (its lost
-   * attempt was the last its retry limit allows, as the store decided).
-   */
-  #reportRecovered(run: RunRecord): void {
-    const { events, log } = this.#rt;
-    const error = run.error ?? LEASE_EXPIRED_ERROR;
-    if (run.status === 'failed') return safeEmit(events, 'run:failed', () => runFailedEvent(run, error, 'error'));
-    if (log.enabled) log.runRecovered(toRunInfo(run));
-    safeEmit(events, 'run:retry', () => ({ run: toRunInfo(run), error, retryAt: new Date(run.readyAt) }));
-  }
-
-  /** Fails the runs nobody claimed within their pending timeout, and re-arms the timer for the next one. */
-  async #expirePending(): Promise<void> {
-    const { clock, io, store, events } = this.#rt;
-    const expired = await io('expirePendingRuns', () => store.expirePendingRuns({ now: clock.now(), limit: HOUSEKEEPING_BATCH }));
-    if (expired === undefined) return;
-    for (const run of expired.runs) safeEmit(events, 'run:failed', () => runFailedEvent(run, run.error ?? PENDING_TIMEOUT_ERROR, 'pending-timeout'));
-    if (expired.runs.length === HOUSEKEEPING_BATCH) this.#expireAt(clock.now());
-    else if (expired.nextAt !== undefined) this.#expireAt(expired.nextAt);
-  }
-
-  #expireAt(at: number): void {
-    if (this.#stopped || !this.#leases.any) return;
-    this.#expiryTimer.setEarliest(at);
   }
 
   /** Plans every job that is due; serialized, and re-run when asked again meanwhile. */
@@ -249,18 +188,10 @@ export class PlanLoop {
     reportError(this.#rt.events, error instanceof Error ? error : new Error(messageOf(error)));
   };
 
-  /** Takes the earliest job that is due now off the heap (skipping the jobs of partitions whose lease may have passed on). */
+  /** Takes the earliest job that is due now (skipping the jobs of partitions whose lease may have passed on). */
   #nextDue(): [string, PlannedJob] | undefined {
     if (this.#stopped) return undefined;
-    const now = this.#rt.clock.now();
-    for (let dueAt = this.#heap.peekKey(); dueAt !== undefined && dueAt <= now; dueAt = this.#heap.peekKey()) {
-      const name = this.#heap.pop() as string;
-      const job = this.#jobs.get(name);
-      if (job === undefined || job.dueAt !== dueAt) continue; // a stale heap entry
-      job.dueAt = undefined;
-      if (!this.#leaseValid(job)) continue;
-      return [name, job];
-    }
+    for (let due = this.#jobs.takeDue(); due !== undefined; due = this.#jobs.takeDue()) if (this.#leaseValid(due[1])) return due;
     return undefined;
   }
 
@@ -289,7 +220,7 @@ export class PlanLoop {
       const record = job.record;
       if (record.suspended) return;
       const now = clock.now();
-      const decision = this.#decide(record, now);
+      const decision = decide(this.#rt, record, now);
       if (decision.kind === 'wait') {
         if (record.backfills.length > 0 && (await this.#planBackfill(name, job))) continue;
         if (decision.wakeAt !== undefined) this.#setDue(name, job, decision.wakeAt);
@@ -343,29 +274,10 @@ export class PlanLoop {
 
   /** Creates the next run of the job's oldest backfill; true when the job should be planned again at once. */
   async #planBackfill(name: string, job: PlannedJob): Promise<boolean> {
-    const { clock, store, schedules } = this.#rt;
-    const record = job.record;
-    const range = record.backfills[0];
-    if (range === undefined) return false;
-    const next = nextBackfillTick(schedules.of(record), range.next, range.to);
-    const now = clock.now();
-    const result = await this.#writing(job, 'scheduleBackfillRun', () =>
-      store.scheduleBackfillRun({
-        jobName: record.name,
-        backfillId: range.id,
-        expectedNext: range.next,
-        ...(next === undefined ? {} : { next }),
-        run: {
-          id: backfillRunId(record.name, range.next),
-          jobName: record.name,
-          scheduledAt: range.next,
-          trigger: 'backfill',
-          readyAt: readyAtOf(now),
-          ...(range.traceparent === undefined ? {} : { traceparent: range.traceparent }),
-        },
-        now,
-      }),
-    );
+    const { clock, store } = this.#rt;
+    const input = backfillStep(this.#rt, job.record, clock.now());
+    if (input === undefined) return false;
+    const result = await this.#writing(job, 'scheduleBackfillRun', () => store.scheduleBackfillRun(input));
     if (result === undefined || result.job === undefined) return false;
     job.record = result.job;
     if (result.outcome === 'created') safeEmit(this.#rt.events, 'run:created', () => ({ run: toRunInfo(result.run) }));
@@ -375,18 +287,7 @@ export class PlanLoop {
 
   /** A planning write of `job`'s, counted while in flight so that a partition is given back only once its writes are done. */
   #writing<T>(job: PlannedJob, operation: string, call: () => Promise<T>): Promise<T | undefined> {
-    const { partition } = job;
-    this.#writes.set(partition, (this.#writes.get(partition) ?? 0) + 1);
-    const write = this.#rt.io(operation, call);
-    // Counted down on a side branch: the caller awaits the write itself, so its events keep their order.
-    const done = (): void => {
-      const left = (this.#writes.get(partition) ?? 1) - 1;
-      if (left > 0) this.#writes.set(partition, left);
-      else this.#writes.delete(partition);
-      if (left <= 0) for (const resolve of this.#drained.splice(0)) resolve();
-    };
-    write.then(done, done);
-    return write;
+    return this.#writes.track(job.partition, this.#rt.io(operation, call));
   }
 
   /**
@@ -395,7 +296,7 @@ export class PlanLoop {
    */
   readonly #handOver = async (partitions: readonly number[]): Promise<void> => {
     this.#drop(partitions);
-    while (partitions.some((partition) => this.#writes.has(partition))) await new Promise<void>((resolve) => this.#drained.push(resolve));
+    await this.#writes.drained(partitions);
   };
 
   /** Call before this instance writes jobs; hand the token to `adopt` with what the write returned. */
@@ -445,16 +346,16 @@ export class PlanLoop {
     const now = this.#rt.clock.now();
     if (poll) {
       const names = new Set(records.map((record) => record.name));
-      for (const [name, job] of this.#jobs) if (partitions.has(job.partition) && !names.has(name)) this.#jobs.delete(name);
+      this.#jobs.deleteWhere((job, name) => partitions.has(job.partition) && !names.has(name));
       for (const record of records) if (this.#leases.holds(this.#partitionOf(record.name))) this.#plan(record.name, record, now);
       return;
     }
     for (const record of records) {
       const partition = this.#partitionOf(record.name);
-      if (!this.#leases.holds(partition) || !this.#plannable(record)) continue;
+      if (!this.#leases.holds(partition) || !plannable(this.#rt, record)) continue;
       const job: PlannedJob = { record, partition, dueAt: undefined };
       this.#jobs.set(record.name, job);
-      const dueAt = this.#firstDue(record, now);
+      const dueAt = firstDue(this.#rt, record, now);
       if (dueAt !== undefined) this.#setDue(record.name, job, dueAt);
     }
   }
@@ -469,57 +370,19 @@ export class PlanLoop {
 
   /** Plans a job from its current record (undefined: it is gone). */
   #plan(name: string, record: JobRecord | undefined, now: number): void {
-    if (record === undefined || !this.#plannable(record)) {
+    if (record === undefined || !plannable(this.#rt, record)) {
       this.#jobs.delete(name);
       return;
     }
     const job = this.#jobs.get(name) ?? { record, partition: this.#partitionOf(name), dueAt: undefined };
     job.record = record;
     this.#jobs.set(name, job);
-    const dueAt = this.#firstDue(record, now);
+    const dueAt = firstDue(this.#rt, record, now);
     if (dueAt !== undefined) this.#setDue(name, job, dueAt);
   }
 
-  /**
-   * False (and reported) for a job a store kept from before the name grammar that
-   * keeps run IDs unambiguous: its runs could take another job's IDs, so it is not
-   * planned until it is removed and registered under a valid name.
-   */
-  #plannable(record: JobRecord): boolean {
-    if (isJobName(record.name)) return true;
-    safeEmit(this.#rt.events, 'error', new ValidationError(`job ${JSON.stringify(record.name)} in the store`, [{
-      path: 'name',
-      message: `has a "${reservedSegmentOf(record.name) ?? '?'}" part, which makes its run IDs ambiguous, so it is not planned: remove it (scheduler.remove(name)) and register it under another name`,
-      value: record.name,
-    }]));
-    return false;
-  }
-
-  /**
-   * When a job just loaded must be planned: now if a tick (or a backfill) is due, at
-   * its next tick otherwise, never while it is suspended or has no tick left (a change
-   * notifies the planner). Taking over 100,000 jobs then plans only those that are due
-   * instead of taking every job through a planning step.
-   */
-  #firstDue(record: JobRecord, now: number): number | undefined {
-    if (record.suspended) return undefined;
-    if (record.backfills.length > 0) return now;
-    const decision = this.#decide(record, now);
-    return decision.kind === 'wait' ? decision.wakeAt : now;
-  }
-
-  /** What the pure planner says of the job at `now`. */
-  #decide(record: JobRecord, now: number): Plan {
-    const schedule = this.#rt.schedules.of(record);
-    const { concurrencyPolicy: policy, cursor, startingDeadlineMs } = record;
-    return plan({ schedule, policy, cursor, now, startingDeadlineMs, aheadMs: aheadOf(record), runsLeft: runsLeft(record) });
-  }
-
   #setDue(name: string, job: PlannedJob, at: number): void {
-    if (job.dueAt !== undefined && job.dueAt <= at) return;
-    job.dueAt = at;
-    this.#heap.push(at, name);
-    if (this.#waking.running === undefined) this.#armTimer();
+    if (this.#jobs.setDue(name, job, at) && this.#waking.running === undefined) this.#armTimer();
   }
 
   #partitionOf(name: string): number {
@@ -530,43 +393,13 @@ export class PlanLoop {
   #drop(partitions: readonly number[]): void {
     if (partitions.length === 0) return;
     const dropped = new Set(partitions);
-    for (const [name, job] of this.#jobs) {
-      if (!dropped.has(job.partition)) continue;
-      this.#jobs.delete(name);
-      this.#blocked.delete(name);
-    }
-    if (this.#jobs.size === 0) this.#heap.clear();
+    for (const name of this.#jobs.deleteWhere((job) => dropped.has(job.partition))) this.#blocked.delete(name);
     if (this.#leases.any) return;
-    this.#timer.clear();
-    this.#expiryTimer.clear();
+    this.#jobs.clearTimer();
+    this.#housekeeping.clearTimer();
   }
 
   #armTimer(): void {
-    if (this.#stopped || !this.#leases.any) return;
-    // Drop stale entries so the timer is armed for a real deadline.
-    while (this.#heap.size > 0) {
-      const name = this.#heap.peek() as string;
-      if (this.#jobs.get(name)?.dueAt === this.#heap.peekKey()) break;
-      this.#heap.pop();
-    }
-    const dueAt = this.#heap.peekKey();
-    if (dueAt === undefined) this.#timer.clear();
-    else this.#timer.set(dueAt);
+    if (!this.#stopped && this.#leases.any) this.#jobs.armTimer();
   }
-}
-
-/** How long before its tick the job's next run is created: only `Allow` decides nothing on the runs active at the tick. */
-function aheadOf(record: JobRecord): number {
-  return record.concurrencyPolicy === 'Allow' ? PLAN_AHEAD_MS : 0;
-}
-
-/** Jobs whose due tick waits for the active run to finish: a finished run may let it run. */
-function waitsForRuns(record: JobRecord): boolean {
-  return record.concurrencyPolicy === 'CatchUp' || record.concurrencyPolicy === 'BufferOne';
-}
-
-/** The run of `tick`: nominal ID and `scheduledAt`, ready at the tick (later with a jitter; now if it has passed). */
-function scheduledRun(record: JobRecord, tick: number, now: number): NewRun {
-  const id = scheduledRunId(record.name, tick);
-  return { id, jobName: record.name, scheduledAt: tick, trigger: 'schedule', readyAt: readyAtOf(now, { runId: id, at: tick, jitterMs: record.jitterMs }) };
 }
