@@ -127,9 +127,14 @@ async function main(): Promise<void> {
   const server = await serverCpu(storeKind, storeUrl);
   const counters0 = phase === 'restart' ? await storeCounters(storeKind, storeUrl, ns) : undefined;
   const before = memory();
+  const server0 = await server?.();
+  const cpu0 = cpuMs();
   const t0 = performance.now();
   const started = lib === 'bullmq' ? await startBullmq() : await startTickwork();
   const readyMs = performance.now() - t0;
+  // CPU time, not wall time: on a shared machine the wall time is mostly waiting for a core.
+  const readyCpuMs = cpuMs() - cpu0;
+  const server1 = await server?.();
   const after = memory();
   const result: Record<string, unknown> = {
     lib,
@@ -137,6 +142,8 @@ async function main(): Promise<void> {
     phase,
     jobs,
     readyMs,
+    readyCpuMs,
+    readyServerCpuMs: server0 === undefined || server1 === undefined ? undefined : server1 - server0,
     heapPerJob: (after.heapUsed - before.heapUsed) / jobs,
     rssPerJob: (after.rss - before.rss) / jobs,
   };
