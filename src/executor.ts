@@ -18,7 +18,9 @@ import type { TimerHandle } from './clock.js';
 import { messageOf } from './errors.js';
 import { listening, reportError, runFailedEvent, safeEmit, toRunError } from './events.js';
 import type { NormalizedJob } from './options.js';
-import { MAX_WAIT_MS, type Runtime } from './runtime.js';
+import type { Runtime } from './runtime.js';
+import { DeadlineTimer } from './deadline-timer.js';
+import { SerialTask } from './serial-task.js';
 import {
   LEASE_EXPIRED_ERROR,
   type AttemptOutcome,
@@ -54,8 +56,8 @@ export class Executor {
   /** A ready run was left unclaimed for want of a slot: the next freed slot looks for it. */
   #backlog = false;
   #accepting = false;
-  #filling: Promise<void> | undefined;
-  #fillAgain = false;
+  /** Looks for ready runs, and again if asked meanwhile. */
+  readonly #filling: SerialTask;
   /**
    * Runs announced ready at a later time (created ahead of their tick, or retrying), by
    * ID: claimed by ID when their time comes, as a run announced ready now is.
@@ -63,8 +65,8 @@ export class Executor {
   readonly #upcoming = new Map<string, { readonly jobName: string; readonly readyAt: number }>();
   /** When the store said a run it did not name becomes ready: look for ready runs then. */
   #searchAt: number | undefined;
-  #timer: TimerHandle | undefined;
-  #timerAt: number | undefined;
+  /** Fires at the earliest known future `readyAt`. */
+  readonly #timer: DeadlineTimer;
   /** Resolves `stop()` once the last claim has settled and the last attempt has ended. */
   #drained: (() => void) | undefined;
   #draining: Promise<void> | undefined;
@@ -80,6 +82,8 @@ export class Executor {
     this.#maxConcurrentRuns = maxConcurrentRuns;
     this.#slots = new PQueue({ concurrency: maxConcurrentRuns });
     this.#slots.on('next', this.#slotFreed);
+    this.#filling = new SerialTask(() => this.#fill(), { again: () => this.#accepting });
+    this.#timer = new DeadlineTimer(runtime.clock, () => this.#wake());
   }
 
   /** IDs of the runs (or fan-out indices, `${runId}.${index}`) this instance is executing. */
@@ -102,7 +106,7 @@ export class Executor {
    */
   stop(abortAfterMs: number | undefined): Promise<void> {
     this.#accepting = false;
-    this.#clearTimer();
+    this.#timer.clear();
     this.#upcoming.clear();
     this.#searchAt = undefined;
     if (abortAfterMs === 0) this.#abortAll();
@@ -120,7 +124,7 @@ export class Executor {
   }
 
   async #drain(): Promise<void> {
-    await this.#filling;
+    await this.#filling.running;
     if (!this.#idle()) await new Promise<void>((resolve) => (this.#drained = resolve));
     if (this.#abortTimer !== undefined) this.#rt.clock.clearTimer(this.#abortTimer);
     this.#abortTimer = undefined;
@@ -157,21 +161,7 @@ export class Executor {
 
   /** Looks for ready runs now (coalesced with a look-up already under way). */
   poke(): void {
-    if (!this.#accepting) return;
-    if (this.#filling !== undefined) {
-      this.#fillAgain = true;
-      return;
-    }
-    this.#filling = (async () => {
-      try {
-        do {
-          this.#fillAgain = false;
-          await this.#fill();
-        } while (this.#fillAgain && this.#accepting);
-      } finally {
-        this.#filling = undefined;
-      }
-    })();
+    if (this.#accepting) void this.#filling.run();
   }
 
   /** Renews the leases of running attempts; an attempt whose lease is gone is aborted. */
@@ -415,28 +405,14 @@ export class Executor {
   #expect(runId: string, jobName: string, readyAt: number): void {
     if (!this.#accepting) return;
     this.#upcoming.set(runId, { jobName, readyAt });
-    this.#wakeAt(readyAt);
+    this.#timer.setEarliest(readyAt);
   }
 
   /** Some run becomes ready at `readyAt`: look for ready runs then. */
   #searchFrom(readyAt: number): void {
     if (!this.#accepting) return;
     this.#searchAt = Math.min(this.#searchAt ?? readyAt, readyAt);
-    this.#wakeAt(readyAt);
-  }
-
-  /** Arms the single wake-up timer for the earliest known future `readyAt`. */
-  #wakeAt(readyAt: number): void {
-    if (this.#timerAt !== undefined && this.#timerAt <= readyAt) return;
-    this.#clearTimer();
-    const now = this.#rt.clock.now();
-    const at = Math.min(readyAt, now + MAX_WAIT_MS);
-    this.#timerAt = at;
-    this.#timer = this.#rt.clock.setTimer(() => {
-      this.#timer = undefined;
-      this.#timerAt = undefined;
-      this.#wake();
-    }, at - now);
+    this.#timer.setEarliest(readyAt);
   }
 
   /** Claims the expected runs that are ready, searches if a search is due, and re-arms for what is left. */
@@ -458,12 +434,6 @@ export class Executor {
     }
     const searchAt = this.#searchAt;
     if (searchAt !== undefined) next = Math.min(next ?? searchAt, searchAt);
-    if (next !== undefined) this.#wakeAt(next);
-  }
-
-  #clearTimer(): void {
-    if (this.#timer !== undefined) this.#rt.clock.clearTimer(this.#timer);
-    this.#timer = undefined;
-    this.#timerAt = undefined;
+    if (next !== undefined) this.#timer.setEarliest(next);
   }
 }

@@ -11,7 +11,7 @@ import * as z from 'zod/mini';
 import type { Clock } from './clock.js';
 import type { Draft } from './draft.js';
 import { DURATION_FORMS, MAX_DURATION_MS, parseDuration } from './duration.js';
-import { describeValue, messageOf } from './errors.js';
+import { ValidationError, describeValue, messageOf } from './errors.js';
 import { readInstant } from './instant.js';
 import { copyJsonValue } from './json-value.js';
 import { NAME_PATTERN, RESERVED_NAME_SEGMENTS, reservedSegmentOf } from './run-id.js';
@@ -283,7 +283,7 @@ export function parseJobDefinition(input: JobDefinition<never> | JobDefinition):
  * rather than later, as a `TypeError` reported as a store failure. The methods are
  * given as a record of every key, so the compiler keeps the lists complete.
  */
-function implementing<T>(what: string, methods: Record<string, true>) {
+function implementing<T>(what: string, methods: Record<string, boolean>) {
   const names = Object.keys(methods);
   return z.custom<T>().check(
     z.superRefine((value, ctx) => {
@@ -291,19 +291,29 @@ function implementing<T>(what: string, methods: Record<string, true>) {
         ctx.addIssue({ code: 'custom', message: `must be ${what}` });
         return;
       }
-      const missing = names.filter((name) => typeof (value as Record<string, unknown>)[name] !== 'function');
+      const kind = (name: string) => typeof (value as Record<string, unknown>)[name];
+      const missing = names.filter((name) => methods[name] === true && kind(name) !== 'function');
       if (missing.length > 0) {
         ctx.addIssue({ code: 'custom', message: `must be ${what}, but ${missing.map((name) => `${name}()`).join(', ')} ${missing.length === 1 ? 'is' : 'are'} missing` });
+      }
+      // An optional method is absent or a function: never a value the core would call and crash on.
+      for (const name of names) {
+        if (methods[name] === false && kind(name) !== 'undefined' && kind(name) !== 'function') {
+          ctx.addIssue({ code: 'custom', path: [name], message: 'must be a function when given' });
+        }
       }
     }),
   );
 }
 
-/** The methods every store has (the optional ones are checked where they are used). */
-const STORE_METHODS: Record<Exclude<keyof Store, 'listRunsOfJobs' | 'flushNotifications' | 'identity'>, true> = {
+/** The keys of `T` whose values are functions (an optional method's too). */
+type MethodOf<T> = { [K in keyof T]-?: NonNullable<T[K]> extends (...args: never[]) => unknown ? K : never }[keyof T];
+
+/** The store's methods: `true` for the required ones, `false` for the optional ones (checked where they are used). */
+const STORE_METHODS: { readonly [K in MethodOf<Store>]-?: undefined extends Store[K] ? false : true } = {
   init: true,
   close: true,
-  lock: true,
+  identity: false,
   upsertJobs: true,
   getJob: true,
   listJobs: true,
@@ -322,13 +332,29 @@ const STORE_METHODS: Record<Exclude<keyof Store, 'listRunsOfJobs' | 'flushNotifi
   deleteExpiredRuns: true,
   getRun: true,
   listRuns: true,
+  listRunsOfJobs: false,
   listIndices: true,
-  watch: true,
+  watch: false,
+  flushNotifications: false,
+  lock: false,
 };
 const LOCK_METHODS: Record<keyof Lock, true> = { acquire: true, renew: true, release: true };
 const CLOCK_METHODS: Record<Exclude<keyof Clock, 'track'>, true> = { now: true, setTimer: true, clearTimer: true, sleep: true };
 
 export const lockSchema = implementing<Lock>('a Lock (acquire, renew, release)', LOCK_METHODS);
+
+/**
+ * The lock that elects the planner: the scheduler's `lock` option, else the store's own
+ * (`store.lock()`, checked as a Lock). A store may have no lock (`LockProvider` is
+ * optional): then the option is required, a `ValidationError` naming `lock` otherwise.
+ */
+export function plannerLock(store: Store, lock: Lock | undefined): Lock {
+  if (lock !== undefined) return lock;
+  if (store.lock === undefined) {
+    throw new ValidationError('new Scheduler()', [{ path: 'lock', message: 'is required when the store has no lock() (a Lock that elects the planner)', value: undefined }]);
+  }
+  return parseInput(lockSchema, store.lock(), 'new Scheduler(): store.lock()');
+}
 
 export const clockSchema = implementing<Clock>('a Clock (now, setTimer, clearTimer, sleep)', CLOCK_METHODS).check(
   z.superRefine((clock, ctx) => {

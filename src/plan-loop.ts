@@ -11,15 +11,16 @@
  * its own, so they fail on time), and deletes runs past their `history.ttl`.
  */
 import PQueue from 'p-queue';
-import type { TimerHandle } from './clock.js';
+import { DeadlineTimer } from './deadline-timer.js';
 import { reportError, runFailedEvent, safeEmit } from './events.js';
 import { MinHeap } from './heap.js';
 import { OwnWrites, type WriteToken } from './own-writes.js';
 import { jitteredReadyAt, nextBackfillTick, plan, runsLeft, type MissedRange, type Plan } from './planner.js';
 import { ValidationError, messageOf } from './errors.js';
 import { backfillRunId, isJobName, reservedSegmentOf, scheduledRunId } from './run-id.js';
-import { MAX_WAIT_MS, type Runtime } from './runtime.js';
+import type { Runtime } from './runtime.js';
 import { LEASE_EXPIRED_ERROR, LIST_JOBS_PAGE, PENDING_TIMEOUT_ERROR, type JobRecord, type ListJobsQuery, type Lock, type LockLease, type NewRun, type RunRecord, type ScheduleRunResult, type StoreNotification } from './store.js';
+import { SerialTask } from './serial-task.js';
 import { toRunInfo } from './views.js';
 
 const PLANNER_LOCK = 'planner';
@@ -56,18 +57,26 @@ export class PlanLoop {
   readonly #blocked = new Set<string>();
   readonly #ownWrites = new OwnWrites();
   #lease: LockLease | undefined;
-  #timer: TimerHandle | undefined;
-  #timerAt: number | undefined;
+  /** Fires at the earliest due job. */
+  readonly #timer: DeadlineTimer;
   /** Fires at the earliest known `pendingUntil`. */
-  #expiryTimer: TimerHandle | undefined;
-  #expiryAt: number | undefined;
-  #waking: Promise<void> | undefined;
-  #wakeAgain = false;
+  readonly #expiryTimer: DeadlineTimer;
+  /** Plans every job that is due. */
+  readonly #waking: SerialTask;
   #stopped = true;
 
   constructor(runtime: Runtime, lock: Lock) {
     this.#rt = runtime;
     this.#lock = lock;
+    this.#timer = new DeadlineTimer(runtime.clock, () => void this.wake());
+    this.#expiryTimer = new DeadlineTimer(runtime.clock, () => void this.#expirePending());
+    this.#waking = new SerialTask(
+      async () => {
+        await this.#planDue();
+        if (this.#lease !== undefined) this.#rt.health.planned();
+      },
+      { again: () => !this.#stopped, idle: () => this.#armTimer() },
+    );
   }
 
   get isLeader(): boolean {
@@ -80,9 +89,9 @@ export class PlanLoop {
 
   async stop(): Promise<void> {
     this.#stopped = true;
-    this.#clearTimer();
-    this.#clearExpiryTimer();
-    await this.#waking;
+    this.#timer.clear();
+    this.#expiryTimer.clear();
+    await this.#waking.running;
     const lease = this.#lease;
     this.#resign();
     if (lease !== undefined) await this.#rt.io('lock.release', () => this.#lock.release(lease));
@@ -99,6 +108,9 @@ export class PlanLoop {
       if (lease === undefined || this.#stopped) return;
       this.#lease = lease;
       await this.#loadAll();
+    } else if (store.watch === undefined) {
+      // No notifications (optional): other instances' job changes are seen by reading every job again.
+      await this.#loadAll(true);
     }
     const recovered = await io('recoverExpiredRuns', () => store.recoverExpiredRuns({ now, limit: HOUSEKEEPING_BATCH }));
     for (const run of recovered ?? []) this.#reportRecovered(run);
@@ -153,43 +165,13 @@ export class PlanLoop {
   }
 
   #expireAt(at: number): void {
-    if (this.#stopped || this.#lease === undefined || (this.#expiryAt !== undefined && this.#expiryAt <= at)) return;
-    this.#clearExpiryTimer();
-    const now = this.#rt.clock.now();
-    const fireAt = Math.min(Math.max(at, now), now + MAX_WAIT_MS);
-    this.#expiryAt = fireAt;
-    this.#expiryTimer = this.#rt.clock.setTimer(() => {
-      this.#expiryTimer = undefined;
-      this.#expiryAt = undefined;
-      void this.#expirePending();
-    }, fireAt - now);
-  }
-
-  #clearExpiryTimer(): void {
-    if (this.#expiryTimer !== undefined) this.#rt.clock.clearTimer(this.#expiryTimer);
-    this.#expiryTimer = undefined;
-    this.#expiryAt = undefined;
+    if (this.#stopped || this.#lease === undefined) return;
+    this.#expiryTimer.setEarliest(at);
   }
 
   /** Plans every job that is due; serialized, and re-run when asked again meanwhile. */
   wake(): Promise<void> {
-    if (this.#waking !== undefined) {
-      this.#wakeAgain = true;
-      return this.#waking;
-    }
-    this.#waking = (async () => {
-      try {
-        do {
-          this.#wakeAgain = false;
-          await this.#planDue();
-          if (this.#lease !== undefined) this.#rt.health.planned();
-        } while (this.#wakeAgain && !this.#stopped);
-      } finally {
-        this.#waking = undefined;
-        this.#armTimer();
-      }
-    })();
-    return this.#waking;
+    return this.#waking.run();
   }
 
   /**
@@ -363,9 +345,11 @@ export class PlanLoop {
    * Loads every job, `LIST_JOBS_PAGE` at a time, renewing the lease between pages every
    * `leaseMs / 3` as the heartbeat would: reading a million jobs takes minutes on a busy
    * machine, longer than the lease, and a load that outlived its lease would start over
-   * at the next heartbeat, for ever. A lease lost meanwhile ends the load.
+   * at the next heartbeat, for ever. A lease lost meanwhile ends the load. `poll`: the
+   * heartbeat's re-read of a store without notifications, which plans each job as a
+   * `job-changed` reload would (a job being planned meanwhile stays in place).
    */
-  async #loadAll(): Promise<void> {
+  async #loadAll(poll = false): Promise<void> {
     this.#ownWrites.loadingAll();
     const { clock, io, leaseMs, store } = this.#rt;
     const records: JobRecord[] = [];
@@ -385,6 +369,12 @@ export class PlanLoop {
       }
     }
     const now = this.#rt.clock.now();
+    if (poll) {
+      const names = new Set(records.map((record) => record.name));
+      for (const name of this.#jobs.keys()) if (!names.has(name)) this.#jobs.delete(name);
+      for (const record of records) this.#plan(record.name, record, now);
+      return;
+    }
     this.#jobs.clear();
     this.#heap.clear();
     for (const record of records) {
@@ -456,7 +446,7 @@ export class PlanLoop {
     if (job.dueAt !== undefined && job.dueAt <= at) return;
     job.dueAt = at;
     this.#heap.push(at, name);
-    if (this.#waking === undefined) this.#armTimer();
+    if (this.#waking.running === undefined) this.#armTimer();
   }
 
   #resign(): void {
@@ -464,8 +454,8 @@ export class PlanLoop {
     this.#jobs.clear();
     this.#heap.clear();
     this.#blocked.clear();
-    this.#clearTimer();
-    this.#clearExpiryTimer();
+    this.#timer.clear();
+    this.#expiryTimer.clear();
   }
 
   #armTimer(): void {
@@ -477,23 +467,8 @@ export class PlanLoop {
       this.#heap.pop();
     }
     const dueAt = this.#heap.peekKey();
-    if (dueAt === undefined) return this.#clearTimer();
-    const now = this.#rt.clock.now();
-    const at = Math.min(dueAt, now + MAX_WAIT_MS);
-    if (this.#timer !== undefined && this.#timerAt === at) return;
-    this.#clearTimer();
-    this.#timerAt = at;
-    this.#timer = this.#rt.clock.setTimer(() => {
-      this.#timer = undefined;
-      this.#timerAt = undefined;
-      void this.wake();
-    }, at - now);
-  }
-
-  #clearTimer(): void {
-    if (this.#timer !== undefined) this.#rt.clock.clearTimer(this.#timer);
-    this.#timer = undefined;
-    this.#timerAt = undefined;
+    if (dueAt === undefined) this.#timer.clear();
+    else this.#timer.set(dueAt);
   }
 }
 

@@ -17,9 +17,6 @@ import { WindowedSchedule } from './schedule/window.js';
 import { defaultAnchor } from './planner.js';
 import type { JobRecord, ScheduleSpec, Store } from './store.js';
 
-/** Longest single wait of any timer loop: wakes re-check the time, so a wall-clock jump is noticed within it. */
-export const MAX_WAIT_MS = 60_000;
-
 export interface Runtime {
   readonly store: Store;
   readonly clock: Clock;

@@ -23,7 +23,7 @@ import {
   countArgSchema,
   listJobsOptionsSchema,
   listRunsOptionsSchema,
-  lockSchema,
+  plannerLock,
   nameSchema,
   parseJobDefinition,
   schedulerOptionsSchema,
@@ -33,6 +33,7 @@ import {
 } from './options.js';
 import { PlanLoop } from './plan-loop.js';
 import { Registrations } from './registrations.js';
+import { SerialTask } from './serial-task.js';
 import { firstBackfillTick, runsLeft } from './planner.js';
 import { manualRunId } from './run-id.js';
 import { createRuntime, type Runtime } from './runtime.js';
@@ -87,7 +88,8 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
   #wasPlanner = false;
   #heartbeatTimer: TimerHandle | undefined;
   #identityTimer: TimerHandle | undefined;
-  #heartbeat: Promise<void> | undefined;
+  /** One heartbeat at a time; one asked for while another runs joins it (the next comes on the timer). */
+  readonly #heartbeat = new SerialTask(() => this.#beat(), { again: () => false });
   #unwatch: (() => void) | undefined;
   #stopping: Promise<void> | undefined;
 
@@ -102,7 +104,7 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
     // Telemetry first: a missing `@opentelemetry/api` fails the constructor before anything else is set up.
     this.#telemetry = parsed.telemetry === undefined || parsed.telemetry === false ? undefined : new Telemetry(parsed.telemetry, clock);
     this.#rt = createRuntime({ store, clock, instanceId, leaseMs, events: this, log, health: new HealthMonitor(clock, log, leaseMs) });
-    this.#planLoop = new PlanLoop(this.#rt, parsed.lock ?? parseInput(lockSchema, store.lock(), 'new Scheduler(): store.lock()'));
+    this.#planLoop = new PlanLoop(this.#rt, plannerLock(store, parsed.lock));
     this.#registrations = new Registrations(this.#rt, {
       cancelled: (cancelled) => this.#reportSuspended(cancelled),
       synced: () => this.#executor.poke(),
@@ -298,7 +300,8 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
     if (this.#state === 'running') return;
     if (this.#state === 'stopping') throw new TickworkError('NOT_RUNNING', 'start() called while the scheduler is stopping');
     this.#state = 'running';
-    this.#unwatch = this.#rt.store.watch((notification) => {
+    // A store without notifications is polled: the heartbeat looks for work and re-reads the jobs (plan-loop.ts).
+    this.#unwatch = this.#rt.store.watch?.((notification) => {
       this.#planLoop.onNotification(notification);
       this.#executor.onNotification(notification);
     });
@@ -308,7 +311,7 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
     // A store that does not answer (a client of the app's own, with long retries) cannot hold start() up.
     const { clock } = this.#rt;
     let timer: TimerHandle | undefined;
-    await Promise.race([this.#beat(), new Promise<void>((resolve) => (timer = clock.setTimer(resolve, START_WAIT_MS)))]);
+    await Promise.race([this.#heartbeat.run(), new Promise<void>((resolve) => (timer = clock.setTimer(resolve, START_WAIT_MS)))]);
     if (timer !== undefined) clock.clearTimer(timer);
   }
 
@@ -335,13 +338,13 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
     if (this.#state === 'stopping') return this.#stopping ?? Promise.resolve();
     this.#state = 'stopping';
     this.#stopping = (async () => {
-      await this.#heartbeat;
+      await this.#heartbeat.running;
       await this.#planLoop.stop();
       // The heartbeat keeps renewing the leases of handlers we wait for.
       await drained;
       this.#state = 'idle'; // from here on, a finishing heartbeat does not re-arm itself
       this.#wasPlanner = false; // the lease was given up, not lost
-      await this.#heartbeat;
+      await this.#heartbeat.running;
       if (this.#heartbeatTimer !== undefined) this.#rt.clock.clearTimer(this.#heartbeatTimer);
       this.#heartbeatTimer = undefined;
       if (this.#identityTimer !== undefined) this.#rt.clock.clearTimer(this.#identityTimer);
@@ -358,30 +361,26 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
   }
 
   /** One heartbeat: sync registrations, keep or take the planner lease, renew run leases, look for work. */
-  #beat(): Promise<void> {
-    this.#heartbeat ??= (async () => {
-      const failures = this.#rt.health.failures;
-      const began = this.#rt.clock.now();
-      try {
-        if (this.#state === 'running') {
-          await this.#registrations.checkIdentity();
-          await this.#registrations.sync();
-          await this.#planLoop.heartbeat();
-          this.#notePlanner();
-        }
-        await this.#executor.heartbeat();
-      } finally {
-        this.#heartbeat = undefined;
-        if (this.#state !== 'idle') {
-          // A store call of this beat failed (even if the store answers again by now, what failed is still undone):
-          // the next beat starts STORE_RETRY_MS after this one started, at once if this one took that long.
-          const { leaseMs, health, clock } = this.#rt;
-          const delay = health.failures === failures ? leaseMs / 3 : Math.max(0, Math.min(leaseMs / 3, STORE_RETRY_MS) - (clock.now() - began));
-          this.#heartbeatTimer = clock.setTimer(() => void this.#beat(), delay);
-        }
+  async #beat(): Promise<void> {
+    const failures = this.#rt.health.failures;
+    const began = this.#rt.clock.now();
+    try {
+      if (this.#state === 'running') {
+        await this.#registrations.checkIdentity();
+        await this.#registrations.sync();
+        await this.#planLoop.heartbeat();
+        this.#notePlanner();
       }
-    })();
-    return this.#heartbeat;
+      await this.#executor.heartbeat();
+    } finally {
+      if (this.#state !== 'idle') {
+        // A store call of this beat failed (even if the store answers again by now, what failed is still undone):
+        // the next beat starts STORE_RETRY_MS after this one started, at once if this one took that long.
+        const { leaseMs, health, clock } = this.#rt;
+        const delay = health.failures === failures ? leaseMs / 3 : Math.max(0, Math.min(leaseMs / 3, STORE_RETRY_MS) - (clock.now() - began));
+        this.#heartbeatTimer = clock.setTimer(() => void this.#heartbeat.run(), delay);
+      }
+    }
   }
 
   /** Between heartbeats further apart than `IDENTITY_CHECK_MS`, checks the store's identity on a timer of its own. */
@@ -399,9 +398,9 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
   async #pollIdentity(): Promise<void> {
     this.#identityTimer = undefined;
     if (this.#state !== 'running') return;
-    if (this.#heartbeat === undefined && this.#rt.health.storeOk && (await this.#registrations.checkIdentity()) && this.#state === 'running' && this.#heartbeat === undefined) {
+    if (this.#heartbeat.running === undefined && this.#rt.health.storeOk && (await this.#registrations.checkIdentity()) && this.#state === 'running' && this.#heartbeat.running === undefined) {
       if (this.#heartbeatTimer !== undefined) this.#rt.clock.clearTimer(this.#heartbeatTimer);
-      void this.#beat();
+      void this.#heartbeat.run();
     }
     this.#armIdentityCheck();
   }

@@ -1,9 +1,20 @@
 /**
- * `tickwork/store`: the storage contract for adapter authors: `Store` and `Lock`, the
- * records they keep and hand back (jobs, runs, index records, leases), the inputs and
- * results of each method, and the constants the contract names. Prove a store with
- * `storeConformance` from `tickwork/testing`. An application needs none of this: it
- * imports `tickwork` (which still exports `Store` and `Lock`, for typing an option).
+ * `tickwork/store`: the storage contract for adapter authors.
+ *
+ * - `Store`, split by capability: `StoreLifecycle` (`init`, `close`, optional
+ *   `identity`), `JobStore` (jobs and cursors), `RunQueue` (the run queue and its
+ *   leases), and the optional `StoreNotifications` (`watch`, `flushNotifications`) and
+ *   `LockProvider` (`lock()`, and `Lock` itself);
+ * - the records they keep and hand back (jobs, runs, index records, leases), the inputs
+ *   and results of each method, and the constants the contract names;
+ * - the shared rules (`store-rules.ts`: ordering, `pendingUntilFor`, `expiresAtFor`,
+ *   `pruneHistory`, `isClaimable`, ...), to call rather than re-derive.
+ *
+ * Prove a store with `storeConformance`, or per capability with `describeJobStore`,
+ * `describeRunQueue`, `describeNotifications` and `describeLock`, from
+ * `tickwork/testing`. An application needs none of this: it imports `tickwork` (which
+ * still exports `Store` and `Lock`, for typing an option).
  */
 export type * from './store.js';
-export { ACTIVE_STATUSES, LEASE_EXPIRED_ERROR, LIST_BATCH, PENDING_TIMEOUT_ERROR, UPSERT_BATCH, indexId } from './store.js';
+export { ACTIVE_STATUSES, LEASE_EXPIRED_ERROR, LIST_BATCH, LIST_JOBS_PAGE, PENDING_TIMEOUT_ERROR, UPSERT_BATCH, indexId } from './store.js';
+export * from './store-rules.js';

@@ -1,9 +1,20 @@
 /**
- * Rules of the storage contract that every store applies the same way: which runs
- * are active or claimable, which index a fan-out claim takes, the order runs are
- * handed out, listed, recovered and expired in, the `pendingUntil` and `expiresAt`
- * deadlines, and which finished runs history pruning deletes. Stores that decide
- * these in SQL or Lua mirror them; the conformance suite checks they agree.
+ * The rules of the storage contract that every store applies the same way, exported
+ * from `tickwork/store` for adapter authors: which runs are active, finished or
+ * claimable, which index a fan-out claim takes, the order runs are handed out,
+ * listed, recovered and expired in, the `pendingUntil` and `expiresAt` deadlines, and
+ * which finished runs history pruning deletes.
+ *
+ * When to use them: a store that decides in JavaScript (the memory store, a store
+ * over a key-value API) calls them inside its atomic step, so it agrees with the
+ * others by construction: `pendingUntilFor` on every write that leaves a run
+ * claimable, `expiresAtFor` and `pruneHistory` on every final write, the `compare*`
+ * functions to sort what `findReadyRuns`, `listRuns`, `recoverExpiredRuns`,
+ * `expirePendingRuns` and `deleteExpiredRuns` hand back, `isClaimable` and
+ * `nextWaitingIndex` in `claimRun`. A store that decides in its server (Lua, SQL)
+ * mirrors them there, as the Redis and Postgres stores do; the conformance suite
+ * (`tickwork/testing`) checks that it agrees. `batchesOf` and `allJobPages` help with
+ * the batch sizes the core uses (`UPSERT_BATCH`, `LIST_JOBS_PAGE`).
  */
 import {
   ACTIVE_STATUSES,
@@ -17,6 +28,7 @@ import {
   type ScheduleSpec,
 } from './store.js';
 
+/** Pending or running: what the concurrency policies count (`ACTIVE_STATUSES`). */
 export function isActive(status: RunStatus): boolean {
   return ACTIVE_STATUSES.includes(status);
 }
@@ -103,12 +115,16 @@ export function isClaimable(run: RunRecord, indices: readonly IndexRecord[]): bo
   return !isFinished(run.status) && run.fanOut.active < run.fanOut.parallelism && nextWaitingIndex(run, indices) !== undefined;
 }
 
-/** The `pendingUntil` a write that leaves a run claimable sets (`undefined`: the job has no pending timeout). */
+/**
+ * The `pendingUntil` a write that leaves a run claimable sets (`undefined`: the job has
+ * no pending timeout); a write that leaves it not claimable removes it. Every write of a
+ * run but a lease renewal applies it (see `Store.claimRun`).
+ */
 export function pendingUntilFor(readyAt: number, now: number, pendingTimeoutMs: number | undefined): number | undefined {
   return pendingTimeoutMs === undefined ? undefined : Math.max(readyAt, now) + pendingTimeoutMs;
 }
 
-/** The `expiresAt` a final write sets (`undefined`: the job keeps history without a TTL). */
+/** The `expiresAt` a final write (succeeded, failed, cancelled) sets (`undefined`: the job keeps history without a TTL). */
 export function expiresAtFor(finishedAt: number, history: HistoryLimits): number | undefined {
   return history.ttlMs === undefined ? undefined : finishedAt + history.ttlMs;
 }
@@ -116,7 +132,8 @@ export function expiresAtFor(finishedAt: number, history: HistoryLimits): number
 /**
  * The finished runs to delete so that at most `limits.succeeded` succeeded and
  * `limits.failed` failed-or-cancelled runs remain, keeping the most recently
- * finished ones.
+ * finished ones (latest `finishedAt`, ties as `compareNewestFirst`). Call it with the
+ * job's finished runs and `job.history` after every final write, in the same atomic step.
  */
 export function pruneHistory(
   finished: readonly RunRecord[],

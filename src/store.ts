@@ -22,8 +22,13 @@
  * in `StoreError` and reports them. Lists of runs inside results (`active`,
  * `cancelled`) are ordered oldest first (`compareOldestFirst` in store-rules.ts).
  *
- * `tickwork/testing` exports `storeConformance()`, which proves a store against
- * this contract; every method's TSDoc below is what that suite checks.
+ * `Store` is the sum of capabilities: `StoreLifecycle`, `JobStore` and `RunQueue`
+ * (required), `StoreNotifications` and `LockProvider` (optional: the core polls at its
+ * heartbeat without notifications, and takes the scheduler's `lock` option without a
+ * store lock). `tickwork/testing` exports `storeConformance()`, and per capability
+ * `describeJobStore`, `describeRunQueue`, `describeNotifications` and `describeLock`,
+ * which prove a store against this contract; every method's TSDoc below is what that
+ * suite checks.
  */
 import type {
   BackfillRange,
@@ -286,14 +291,34 @@ export type StoreNotification =
 /** How many job names `scheduler.listJobs()` hands `Store.listRunsOfJobs` at once. */
 export const LIST_BATCH = 1_000;
 
-export interface Store {
+/**
+ * What a store does when it is created and closed, and how the core tells that it
+ * lost its data. Every store implements `init` and `close` (empty when there is
+ * nothing to open); `identity` is optional.
+ */
+export interface StoreLifecycle {
   /** Creates tables / loads scripts (idempotent, safe to race). Called by the scheduler on start. */
   init(): Promise<void>;
   /** Releases what the store opened itself (never a client the user passed in). */
   close(): Promise<void>;
-  /** The store's own lock adapter, used to elect the planner unless the scheduler is given another. */
-  lock(): Lock;
+  /**
+   * Optional. The identity of the data the store holds: made when that data is first
+   * written (or asked for) and the same for as long as it lives; a store that lost its
+   * data (a Redis restarted empty, a Postgres schema dropped and created again) answers
+   * with a new one. Resolves `undefined` when it cannot tell. The scheduler asks on
+   * every heartbeat, and when the answer changes it writes the jobs it registered
+   * again and reports `STORE_RESET`: without it, a store that loses its data loses
+   * every job for good, silently.
+   */
+  identity?(): Promise<string | undefined>;
+}
 
+/**
+ * Jobs and their cursors (required): the registry of jobs, the shared suspend flag,
+ * and the atomic steps that create runs (a planned tick under the job's concurrency
+ * policy, a manual trigger, a backfill's next tick). Conformance: `describeJobStore`.
+ */
+export interface JobStore {
   /**
    * Upserts jobs in order, each atomically (a store may apply the whole batch in one
    * transaction; it need not). For each input: creates the job with
@@ -357,7 +382,15 @@ export interface Store {
    * at a time. The range is dropped once `next` is absent.
    */
   scheduleBackfillRun(input: ScheduleBackfillRunInput): Promise<ScheduleBackfillRunResult>;
+}
 
+/**
+ * The run queue and its leases (required): finding and claiming ready runs (a plain
+ * run, or a fan-out run's next index), fenced lease renewals and endings, and the
+ * planner's housekeeping (expired leases, pending timeouts, history TTL), plus reads.
+ * Conformance: `describeRunQueue`.
+ */
+export interface RunQueue {
   /** Claimable runs ready to claim (see `FindReadyRunsResult`). Not atomic: a claim decides. */
   findReadyRuns(input: FindReadyRunsInput): Promise<FindReadyRunsResult>;
   /**
@@ -459,7 +492,15 @@ export interface Store {
   listRunsOfJobs?(query: ListRunsOfJobsQuery): Promise<readonly RunRecord[]>;
   /** The index records of a fan-out run (indices started at least once), by index. */
   listIndices(runId: string): Promise<readonly IndexRecord[]>;
+}
 
+/**
+ * Change notifications (optional as a whole: `Store` has `Partial<StoreNotifications>`).
+ * Without `watch`, each instance finds new work and other instances' job changes on
+ * its heartbeat (every `leaseMs / 3`) by polling the store: correct, only later.
+ * Conformance: `describeNotifications`.
+ */
+export interface StoreNotifications {
   /** Subscribes to notifications from every instance sharing the store; returns the unsubscribe function. */
   watch(listener: (notification: StoreNotification) => void): () => void;
   /**
@@ -474,17 +515,25 @@ export interface Store {
    * store) needs none.
    */
   flushNotifications?(): Promise<void>;
-  /**
-   * Optional. The identity of the data the store holds: made when that data is first
-   * written (or asked for) and the same for as long as it lives; a store that lost its
-   * data (a Redis restarted empty, a Postgres schema dropped and created again) answers
-   * with a new one. Resolves `undefined` when it cannot tell. The scheduler asks on
-   * every heartbeat, and when the answer changes it writes the jobs it registered
-   * again and reports `STORE_RESET`: without it, a store that loses its data loses
-   * every job for good, silently.
-   */
-  identity?(): Promise<string | undefined>;
 }
+
+/**
+ * The lock that elects the planner (optional on a store: `Store` has
+ * `Partial<LockProvider>`). A store without `lock()` runs only under a scheduler given
+ * `lock` in its options. Conformance: `describeLock`.
+ */
+export interface LockProvider {
+  /** The store's own lock adapter, used to elect the planner unless the scheduler is given another. */
+  lock(): Lock;
+}
+
+/**
+ * The whole contract: what `new Scheduler({ store })` takes. Required: `StoreLifecycle`
+ * (`init`, `close`), `JobStore` and `RunQueue`; optional: `identity`,
+ * `listRunsOfJobs`, notifications (`watch`, `flushNotifications`) and `lock()`. The
+ * core checks each optional method where it would call it and does without.
+ */
+export interface Store extends StoreLifecycle, JobStore, RunQueue, Partial<StoreNotifications>, Partial<LockProvider> {}
 
 /** A named lease with a fencing token: how instances elect one planner. */
 export interface LockLease {

@@ -7,11 +7,14 @@ import { readFileSync } from 'node:fs';
 import { expect, expectTypeOf, it } from 'vitest';
 import * as main from '../src/index.js';
 import * as store from '../src/store-entry.js';
+import * as rules from '../src/store-rules.js';
+import * as testing from '../src/testing/index.js';
 
 const source = (path: string) => readFileSync(new URL(path, import.meta.url), 'utf8');
 
 it('exports the contract constants from tickwork/store, and the old ones from tickwork as the same values', () => {
-  expect(Object.keys(store).sort()).toEqual(['ACTIVE_STATUSES', 'LEASE_EXPIRED_ERROR', 'LIST_BATCH', 'PENDING_TIMEOUT_ERROR', 'UPSERT_BATCH', 'indexId']);
+  const constants = ['ACTIVE_STATUSES', 'LEASE_EXPIRED_ERROR', 'LIST_BATCH', 'LIST_JOBS_PAGE', 'PENDING_TIMEOUT_ERROR', 'UPSERT_BATCH', 'indexId'];
+  expect(Object.keys(store).sort()).toEqual([...constants, ...Object.keys(rules)].sort());
   expect(main.ACTIVE_STATUSES).toBe(store.ACTIVE_STATUSES);
   expect(main.LEASE_EXPIRED_ERROR).toBe(store.LEASE_EXPIRED_ERROR);
   expect(main.PENDING_TIMEOUT_ERROR).toBe(store.PENDING_TIMEOUT_ERROR);
@@ -19,6 +22,18 @@ it('exports the contract constants from tickwork/store, and the old ones from ti
   expectTypeOf<main.JobRecord>().toEqualTypeOf<store.JobRecord>();
   expectTypeOf<main.StoreNotification>().toEqualTypeOf<store.StoreNotification>();
   expectTypeOf<main.Store>().toEqualTypeOf<store.Store>();
+});
+
+it('exports the shared rules and each capability of the contract from tickwork/store, and the suite per capability from tickwork/testing', () => {
+  expect(store.pruneHistory).toBe(rules.pruneHistory);
+  expect(store.pendingUntilFor).toBe(rules.pendingUntilFor);
+  expect(Object.keys(rules)).toContain('compareReadyOrder');
+  // Store is the sum of its capabilities, notifications and the lock optional.
+  expectTypeOf<store.Store>().toMatchTypeOf<store.StoreLifecycle & store.JobStore & store.RunQueue>();
+  expectTypeOf<store.StoreLifecycle & store.JobStore & store.RunQueue>().toMatchTypeOf<store.Store>();
+  expectTypeOf<store.Store['watch']>().toEqualTypeOf<store.StoreNotifications['watch'] | undefined>();
+  expectTypeOf<store.Store['lock']>().toEqualTypeOf<store.LockProvider['lock'] | undefined>();
+  expect(Object.keys(testing).sort()).toEqual(['FakeClock', 'describeJobStore', 'describeLock', 'describeNotifications', 'describeRunQueue', 'storeConformance']);
 });
 
 /** The contract's names `tickwork` exported before `tickwork/store` existed, less the ones an app uses. */

@@ -1,6 +1,6 @@
 /**
- * Live updates: one `store.watch()` subscription per dashboard, open while at least
- * one browser listens, fanned out to every browser as server-sent events. Store
+ * Live updates: one `store.watch()` subscription per dashboard (none when the store
+ * has no notifications), open while at least one browser listens, fanned out to every browser as server-sent events. Store
  * notifications arriving within `COALESCE_MS` go out as one `change` event naming
  * the jobs and runs that changed, so a burst of runs costs each page one refresh.
  */
@@ -51,8 +51,9 @@ export class LiveHub {
     req.on('close', detach);
     res.on('close', detach);
     res.on('error', detach);
-    if (this.#unwatch === undefined) {
-      this.#unwatch = this.#store.watch((notification) => this.#note(notification));
+    if (this.#keepAliveTimer === undefined) {
+      // A store without notifications (optional): the stream stays open, with no change events.
+      this.#unwatch = this.#store.watch?.((notification) => this.#note(notification));
       this.#keepAlive();
     }
   }

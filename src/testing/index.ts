@@ -1,3 +1,13 @@
-/** `tickwork/testing`: the fake clock and the store conformance suite. */
+/** `tickwork/testing`: the fake clock and the store conformance suite, whole (`storeConformance`) or per capability. */
 export { FakeClock } from './fake-clock.js';
-export { storeConformance, type StoreConformanceOptions, type ConformanceTestApi, type ConformanceAssertion } from './conformance/index.js';
+export {
+  describeJobStore,
+  describeLock,
+  describeNotifications,
+  describeRunQueue,
+  storeConformance,
+  type ConformanceAssertion,
+  type ConformanceTestApi,
+  type LockConformanceOptions,
+  type StoreConformanceOptions,
+} from './conformance/index.js';

@@ -1,9 +1,9 @@
-/** Conformance: claims, leases and fencing, recovery, history pruning, notifications and the lock. */
+/** Conformance (run queue): claims, leases and fencing, recovery, history pruning. */
 import { LEASE_EXPIRED_ERROR } from '../../store.js';
 import { MINUTE, T0, type Fixture } from './fixtures.js';
 
 export function executionTests(fx: Fixture): void {
-  const { describe, it, expect, withStore, job, tick, claim, succeed, eventually, watching } = fx;
+  const { describe, it, expect, withStore, job, tick, claim, succeed } = fx;
   describe('claims, leases and fencing', () => {
     it('finds ready runs of the given jobs, oldest first, and the next ready time', () =>
       withStore(async (store) => {
@@ -152,80 +152,6 @@ export function executionTests(fx: Fixture): void {
           T0 + 2 * MINUTE,
         ]);
         expect(await store.listRuns({ jobName: 'a', statuses: ['succeeded'] })).toEqual([]);
-      }));
-  });
-
-
-  describe('notifications', () => {
-    it('tells watchers about ready runs, finished runs and changed jobs', () =>
-      withStore(async (store) => {
-        await watching(store, async (seen) => {
-          await job(store, 'a');
-          const created = await tick(store, 'a', 1);
-          if (created.outcome !== 'created') throw new Error('setup');
-          await succeed(store, await claim(store, created.run.id), T0 + MINUTE);
-          await eventually(() => {
-            expect(seen).toContainEqual({ type: 'job-changed', jobName: 'a' });
-            expect(seen).toContainEqual({ type: 'run-ready', jobName: 'a', runId: created.run.id, readyAt: T0 + MINUTE });
-            expect(seen).toContainEqual({ type: 'run-finished', jobName: 'a', runId: created.run.id, status: 'succeeded' });
-          });
-        });
-      }));
-
-    it('flushNotifications() (optional) resolves once the notifications of the calls already resolved have reached watchers', () =>
-      withStore(async (store) => {
-        if (store.flushNotifications === undefined) return;
-        await watching(store, async (seen) => {
-          await job(store, 'm');
-          for (let i = 0; i < 20; i += 1) {
-            const id = `m.manual.k${i}`;
-            await store.createRun({ run: { id, jobName: 'm', scheduledAt: T0, trigger: 'manual' }, now: T0 });
-            await store.flushNotifications?.();
-            expect(seen.some((n) => n.type === 'run-ready' && n.runId === id), id).toBe(true);
-          }
-          // Markers are the store's own business: watchers never see them.
-          expect(seen.every((n) => n.type === 'run-ready' || n.type === 'job-changed')).toBe(true);
-        });
-      }));
-  });
-
-  describe('identity', () => {
-    it('identity() (optional) is the same on every call while the data lives', () =>
-      withStore(async (store) => {
-        if (store.identity === undefined) return;
-        const first = await store.identity();
-        expect(first).toBeDefined();
-        await job(store, 'a');
-        expect(await store.identity()).toBe(first);
-      }));
-  });
-
-
-  describe('lock', () => {
-    it('elects one holder, renews, expires and hands over with a larger token', () =>
-      withStore(async (store) => {
-        const lock = store.lock();
-        const racing = await Promise.all(
-          ['p', 'q', 'r'].map((owner) => lock.acquire({ name: 'planner', owner, now: T0, leaseUntil: T0 + 1_000 })),
-        );
-        const holders = racing.filter((l) => l !== undefined);
-        expect(holders).toHaveLength(1);
-        const first = holders[0]!;
-        const other = first.owner === 'p' ? 'q' : 'p';
-        expect(await lock.acquire({ name: 'planner', owner: other, now: T0 + 500, leaseUntil: T0 + 1_500 })).toBeUndefined();
-        expect(await lock.renew({ name: 'planner', owner: first.owner, token: first.token, now: T0 + 900, leaseUntil: T0 + 2_000 })).toBe(true);
-        expect(await lock.acquire({ name: 'planner', owner: other, now: T0 + 1_500, leaseUntil: T0 + 2_500 })).toBeUndefined();
-        const again = await lock.acquire({ name: 'planner', owner: first.owner, now: T0 + 1_600, leaseUntil: T0 + 2_600 });
-        expect(again?.token).toBe(first.token);
-        const taken = await lock.acquire({ name: 'planner', owner: other, now: T0 + 2_601, leaseUntil: T0 + 3_601 });
-        expect(taken?.token).toBeGreaterThan(first.token);
-        expect(await lock.renew({ name: 'planner', owner: first.owner, token: first.token, now: T0 + 2_700, leaseUntil: T0 + 4_000 })).toBe(false);
-        await lock.release({ name: 'planner', owner: first.owner, token: first.token });
-        expect(await lock.acquire({ name: 'planner', owner: 'z', now: T0 + 2_800, leaseUntil: T0 + 3_800 })).toBeUndefined();
-        await lock.release({ name: 'planner', owner: other, token: taken!.token });
-        const after = await lock.acquire({ name: 'planner', owner: 'z', now: T0 + 2_900, leaseUntil: T0 + 3_900 });
-        expect(after?.token).toBeGreaterThan(taken!.token);
-        expect(await lock.acquire({ name: 'other-lock', owner: 'y', now: T0 + 2_900, leaseUntil: T0 + 3_900 })).toBeDefined();
       }));
   });
 }

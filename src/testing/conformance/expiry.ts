@@ -3,7 +3,7 @@ import { PENDING_TIMEOUT_ERROR, type JobSpec } from '../../store.js';
 import { ERROR, MINUTE, T0, fanOutSpec, spec, upsertJob, type Fixture } from './fixtures.js';
 
 export function expiryTests(fx: Fixture): void {
-  const { describe, it, expect, withStore, tick, claim, succeed, fanOutJob, created, claimIndex, finishIndex, eventually, watching } = fx;
+  const { describe, it, expect, withStore, tick, claim, succeed, fanOutJob, created, claimIndex, finishIndex, watching, notified } = fx;
   const TIMEOUT = 5 * MINUTE;
   const TTL = 60 * MINUTE;
 
@@ -106,7 +106,7 @@ export function expiryTests(fx: Fixture): void {
           // Pruned like any final failure: history keeps one failed run.
           expect(await store.getRun(a1.id)).toBeUndefined();
           expect(await store.getRun(a3.id)).toMatchObject({ status: 'running' });
-          await eventually(() => {
+          await notified(store, () => {
             expect(seen).toContainEqual({ type: 'run-finished', jobName: 'a', runId: a2.id, status: 'failed' });
           });
           const last = await store.expirePendingRuns({ now: T0 + 12 * MINUTE, limit: 10 });

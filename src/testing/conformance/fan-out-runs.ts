@@ -3,7 +3,7 @@ import type { StoreNotification } from '../../store.js';
 import { ERROR, MINUTE, T0, type Fixture } from './fixtures.js';
 
 export function fanOutRunTests(fx: Fixture): void {
-  const { describe, it, expect, withStore, job, tick, claim, fanOutJob, created, claimIndex, finishIndex, eventually, watching } = fx;
+  const { describe, it, expect, withStore, job, tick, claim, fanOutJob, created, claimIndex, finishIndex, watching, notified } = fx;
 
   describe('fan-out: runs among the others', () => {
     it('Replace cancels an active fan-out run with its unfinished indices, and fences their owners out', () =>
@@ -116,14 +116,14 @@ export function fanOutRunTests(fx: Fixture): void {
           await finishIndex(store, again1.index, { status: 'succeeded' }, T0 + 6 * MINUTE);
           const ready = (readyAt: number) => ({ type: 'run-ready', jobName: 'f', runId: run.id, readyAt });
           const finished = { type: 'run-finished', jobName: 'f', runId: run.id, status: 'succeeded' };
-          await eventually(() => {
+          await notified(store, () => {
             expect(seen).toContainEqual(ready(T0 + MINUTE));
             expect(seen).toContainEqual(ready(T0 + 3 * MINUTE));
             expect(seen).toContainEqual(ready(T0 + 4 * MINUTE));
             expect(seen).toContainEqual(ready(T0 + 5 * MINUTE));
             expect(seen).toContainEqual(finished);
+            expect(seen.filter((n: StoreNotification) => n.type === 'run-finished' && n.runId === run.id)).toHaveLength(1);
           });
-          expect(seen.filter((n: StoreNotification) => n.type === 'run-finished' && n.runId === run.id)).toHaveLength(1);
         });
       }));
 

@@ -155,11 +155,14 @@ export function fixture(options: StoreConformanceOptions) {
 
   /**
    * Runs `body` with every notification the store sends collected in `seen`, once the
-   * store's subscription (a connection of its own, for some stores) is live.
+   * store's subscription (a connection of its own, for some stores) is live. A store
+   * without notifications (`watch` is optional) runs `body` with `seen` empty: check
+   * notifications with `notified`, which skips them then.
    */
   async function watching(store: Store, body: (seen: StoreNotification[]) => Promise<void>): Promise<void> {
     const seen: StoreNotification[] = [];
-    const unwatch = store.watch((n) => seen.push(n));
+    const unwatch = store.watch?.((n) => seen.push(n));
+    if (unwatch === undefined) return body(seen);
     try {
       await eventually(async () => {
         await upsertJob(store, { spec: spec('probe'), now: T0, initialCursor: T0 });
@@ -171,5 +174,10 @@ export function fixture(options: StoreConformanceOptions) {
     }
   }
 
-  return { ...options, expect, eventually, withStore, watching, job, tick, claim, succeed, fanOutJob, created, claimIndex, finishIndex };
+  /** Retries `check` of what `watching` saw until it passes; nothing to check when the store has no notifications. */
+  async function notified(store: Store, check: () => void): Promise<void> {
+    if (store.watch !== undefined) await eventually(check);
+  }
+
+  return { ...options, expect, eventually, withStore, watching, notified, job, tick, claim, succeed, fanOutJob, created, claimIndex, finishIndex };
 }

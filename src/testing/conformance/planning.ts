@@ -3,7 +3,7 @@ import { LIST_JOBS_PAGE, UPSERT_BATCH, type NewRun } from '../../store.js';
 import { MINUTE, T0, scheduled, spec, upsertJob, type Fixture } from './fixtures.js';
 
 export function planningTests(fx: Fixture): void {
-  const { describe, it, expect, withStore, job, tick, claim, succeed, created, watching, eventually } = fx;
+  const { describe, it, expect, withStore, job, tick, claim, succeed, created, watching, notified } = fx;
   describe('jobs', () => {
     it('creates a job with its initial cursor and zero counters', () =>
       withStore(async (store) => {
@@ -143,7 +143,7 @@ export function planningTests(fx: Fixture): void {
           expect((await store.getRun(due.id))?.status).toBe('pending');
           expect(manual.outcome === 'created' && (await store.getRun(manual.run.id))?.status).toBe('pending');
           expect(await store.claimRun({ runId: ahead.id, owner: 'p', now: T0 + 2 * MINUTE, leaseUntil: T0 + 3 * MINUTE })).toBeUndefined();
-          await eventually(() => expect(seen).toContainEqual({ type: 'run-finished', jobName: 'a', runId: ahead.id, status: 'cancelled' }));
+          await notified(store, () => expect(seen).toContainEqual({ type: 'run-finished', jobName: 'a', runId: ahead.id, status: 'cancelled' }));
         });
       }));
   });
@@ -355,4 +355,14 @@ export function planningTests(fx: Fixture): void {
       }));
   });
 
+  describe('identity', () => {
+    it('identity() (optional) is the same on every call while the data lives', () =>
+      withStore(async (store) => {
+        if (store.identity === undefined) return;
+        const first = await store.identity();
+        expect(first).toBeDefined();
+        await job(store, 'a');
+        expect(await store.identity()).toBe(first);
+      }));
+  });
 }

@@ -1,0 +1,44 @@
+/**
+ * Conformance (the lock): named leases with fencing tokens, as `Lock` says. Proves a
+ * store's `lock()` (`storeConformance`, `describeLock` with `createLock: () =>
+ * store.lock()`) or a lock of its own that a scheduler is given as `lock`.
+ */
+import type { Lock } from '../../store.js';
+import { T0, type ConformanceTestApi } from './fixtures.js';
+
+export interface LockConformanceOptions extends ConformanceTestApi {
+  /** A fresh lock with no lease held (its own namespace). */
+  readonly createLock: () => Lock | Promise<Lock>;
+  /** Disposes of a lock after its test (closes what `createLock` opened); default: nothing. */
+  readonly destroyLock?: (lock: Lock) => void | Promise<void>;
+}
+
+export function lockTests(options: ConformanceTestApi, withLock: (test: (lock: Lock) => Promise<void>) => Promise<void>): void {
+  const { describe, it, expect } = options;
+  describe('lock', () => {
+    it('elects one holder, renews, expires and hands over with a larger token', () =>
+      withLock(async (lock) => {
+        const racing = await Promise.all(
+          ['p', 'q', 'r'].map((owner) => lock.acquire({ name: 'planner', owner, now: T0, leaseUntil: T0 + 1_000 })),
+        );
+        const holders = racing.filter((l) => l !== undefined);
+        expect(holders).toHaveLength(1);
+        const first = holders[0]!;
+        const other = first.owner === 'p' ? 'q' : 'p';
+        expect(await lock.acquire({ name: 'planner', owner: other, now: T0 + 500, leaseUntil: T0 + 1_500 })).toBeUndefined();
+        expect(await lock.renew({ name: 'planner', owner: first.owner, token: first.token, now: T0 + 900, leaseUntil: T0 + 2_000 })).toBe(true);
+        expect(await lock.acquire({ name: 'planner', owner: other, now: T0 + 1_500, leaseUntil: T0 + 2_500 })).toBeUndefined();
+        const again = await lock.acquire({ name: 'planner', owner: first.owner, now: T0 + 1_600, leaseUntil: T0 + 2_600 });
+        expect(again?.token).toBe(first.token);
+        const taken = await lock.acquire({ name: 'planner', owner: other, now: T0 + 2_601, leaseUntil: T0 + 3_601 });
+        expect(taken?.token).toBeGreaterThan(first.token);
+        expect(await lock.renew({ name: 'planner', owner: first.owner, token: first.token, now: T0 + 2_700, leaseUntil: T0 + 4_000 })).toBe(false);
+        await lock.release({ name: 'planner', owner: first.owner, token: first.token });
+        expect(await lock.acquire({ name: 'planner', owner: 'z', now: T0 + 2_800, leaseUntil: T0 + 3_800 })).toBeUndefined();
+        await lock.release({ name: 'planner', owner: other, token: taken!.token });
+        const after = await lock.acquire({ name: 'planner', owner: 'z', now: T0 + 2_900, leaseUntil: T0 + 3_900 });
+        expect(after?.token).toBeGreaterThan(taken!.token);
+        expect(await lock.acquire({ name: 'other-lock', owner: 'y', now: T0 + 2_900, leaseUntil: T0 + 3_900 })).toBeDefined();
+      }));
+  });
+}
