@@ -35,8 +35,12 @@ export interface Attempt {
   leaseUntil: number;
 }
 
-/** How an attempt's handler ended, as seen by the executor. */
-export type Ending =
+/**
+ * How an attempt's handler ended, as seen by the executor: the input of its retry
+ * policy, whose decision is the `AttemptOutcome` it writes to the store (and the
+ * store's, a run's final status).
+ */
+export type HandlerEnding =
   | { readonly kind: 'returned' }
   | { readonly kind: 'threw'; readonly error: unknown }
   | { readonly kind: 'aborted'; readonly reason: AbortReason };
@@ -82,7 +86,7 @@ export function timeoutError(job: NormalizedJob): RunError {
   return { name: RUN_TIMEOUT_ERROR_NAME, message: `run exceeded its timeout (${job.timeoutMs} ms)` };
 }
 
-const RETURNED: Ending = Object.freeze({ kind: 'returned' });
+const RETURNED: HandlerEnding = Object.freeze({ kind: 'returned' });
 
 /**
  * How long a handler aborted by a shutdown (`stop({ abort: true })`, or a
@@ -133,7 +137,7 @@ export function calledFromHandler(): boolean {
  * known. The handler is called at once (a synchronous throw is its failure); the
  * attempt ends with whichever comes first, the handler's settling or an abort.
  */
-export function runHandler(attempt: Attempt, clock: Clock, interval: RunContext['interval']): Promise<Ending> {
+export function runHandler(attempt: Attempt, clock: Clock, interval: RunContext['interval']): Promise<HandlerEnding> {
   const { run, job, abort } = attempt;
   const attemptTimeoutMs = job.attemptTimeoutMs;
   const runEnd = run.deadlineAt;
@@ -146,7 +150,7 @@ export function runHandler(attempt: Attempt, clock: Clock, interval: RunContext[
   }
   const timers: Timers = { clock, deadline: timer, grace: undefined };
   // No named closures here: each would be built on every run (and named, under some transpilers).
-  return new Promise<Ending>((resolve) => {
+  return new Promise<HandlerEnding>((resolve) => {
     // A shutdown lets the handler settle (its run is then released, or recorded if it finished) within
     // SHUTDOWN_GRACE_MS; every other abort ends the attempt at once, whatever the handler does next.
     abort.watch(() => {
@@ -178,18 +182,18 @@ interface Timers {
 }
 
 /** Ends the attempt (the first ending wins). */
-function settle(resolve: (ending: Ending) => void, timers: Timers, ending: Ending): void {
+function settle(resolve: (ending: HandlerEnding) => void, timers: Timers, ending: HandlerEnding): void {
   if (timers.deadline !== undefined) timers.clock.clearTimer(timers.deadline);
   if (timers.grace !== undefined) timers.clock.clearTimer(timers.grace);
   resolve(ending);
 }
 
 /** A handler that throws once its signal has aborted was ended by that abort, not by a fault of its own. */
-function threw(abort: LazyAbort, error: unknown): Ending {
+function threw(abort: LazyAbort, error: unknown): HandlerEnding {
   return abort.aborted ? aborted(abort) : { kind: 'threw', error };
 }
 
-function aborted(abort: LazyAbort): Ending {
+function aborted(abort: LazyAbort): HandlerEnding {
   return { kind: 'aborted', reason: abort.reason as AbortReason };
 }
 

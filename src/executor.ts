@@ -12,15 +12,15 @@
  * run's failed attempts and decides when it has failed.
  */
 import PQueue from 'p-queue';
-import { abortAttempt, createAttempt, finishOf, renewalOf, runHandler, timeoutError, type Attempt, type Ending } from './attempt.js';
+import { abortAttempt, createAttempt, finishOf, renewalOf, runHandler, timeoutError, type Attempt, type HandlerEnding } from './attempt.js';
 import { retryDelay } from './backoff.js';
 import type { TimerHandle } from './clock.js';
 import { messageOf } from './errors.js';
 import { listening, reportError, runFailedEvent, safeEmit, toRunError } from './events.js';
 import type { NormalizedJob } from './options.js';
 import type { Runtime } from './runtime.js';
-import { DeadlineTimer } from './deadline-timer.js';
 import { SerialTask } from './serial-task.js';
+import { UpcomingRuns } from './upcoming-runs.js';
 import {
   LEASE_EXPIRED_ERROR,
   type AttemptOutcome,
@@ -58,15 +58,8 @@ export class Executor {
   #accepting = false;
   /** Looks for ready runs, and again if asked meanwhile. */
   readonly #filling: SerialTask;
-  /**
-   * Runs announced ready at a later time (created ahead of their tick, or retrying), by
-   * ID: claimed by ID when their time comes, as a run announced ready now is.
-   */
-  readonly #upcoming = new Map<string, { readonly jobName: string; readonly readyAt: number }>();
-  /** When the store said a run it did not name becomes ready: look for ready runs then. */
-  #searchAt: number | undefined;
-  /** Fires at the earliest known future `readyAt`. */
-  readonly #timer: DeadlineTimer;
+  /** Runs announced ready at a later time, claimed by ID when it comes; searches the store said are due later. */
+  readonly #upcoming: UpcomingRuns;
   /** Resolves `stop()` once the last claim has settled and the last attempt has ended. */
   #drained: (() => void) | undefined;
   #draining: Promise<void> | undefined;
@@ -83,7 +76,13 @@ export class Executor {
     this.#slots = new PQueue({ concurrency: maxConcurrentRuns });
     this.#slots.on('next', this.#slotFreed);
     this.#filling = new SerialTask(() => this.#fill(), { again: () => this.#accepting });
-    this.#timer = new DeadlineTimer(runtime.clock, () => this.#wake());
+    this.#upcoming = new UpcomingRuns(runtime.clock, {
+      ready: (runId, jobName, now) => {
+        if (this.#freeSlots() <= 0) this.#backlog = true;
+        else this.#claim(runId, jobName, now);
+      },
+      search: () => this.poke(),
+    });
   }
 
   /** IDs of the runs (or fan-out indices, `${runId}.${index}`) this instance is executing. */
@@ -106,9 +105,7 @@ export class Executor {
    */
   stop(abortAfterMs: number | undefined): Promise<void> {
     this.#accepting = false;
-    this.#timer.clear();
     this.#upcoming.clear();
-    this.#searchAt = undefined;
     if (abortAfterMs === 0) this.#abortAll();
     else if (abortAfterMs !== undefined && this.#abortTimer === undefined) {
       this.#abortTimer = this.#rt.clock.setTimer(() => this.#abortAll(), abortAfterMs);
@@ -250,7 +247,7 @@ export class Executor {
       const limit = Math.min(this.#freeSlots(), CLAIM_BATCH);
       const found = await io('findReadyRuns', () => store.findReadyRuns({ jobNames: this.#jobNames, now: clock.now(), limit }));
       if (found === undefined) return; // reported; the heartbeat looks again
-      if (found.nextReadyAt !== undefined) this.#searchFrom(found.nextReadyAt);
+      if (found.nextReadyAt !== undefined && this.#accepting) this.#upcoming.searchFrom(found.nextReadyAt);
       // All at once, as claims on notifications are: runs created ahead of a tick shared by many jobs are found
       // together at the tick. Each claim takes its slot before its first await.
       const claims: Promise<boolean>[] = [];
@@ -288,7 +285,7 @@ export class Executor {
       if (listening(events, 'run:started')) {
         safeEmit(events, 'run:started', index === undefined ? { run: toRunInfo(run) } : { run: toRunInfo(run), index: index.index });
       }
-      let ending: Ending;
+      let ending: HandlerEnding;
       try {
         ending = await runHandler(attempt, clock, this.#interval(run));
       } catch (error) {
@@ -308,7 +305,7 @@ export class Executor {
   }
 
   /** Writes how the attempt ended: success, retry, final failure, or release. */
-  #conclude(attempt: Attempt, ending: Ending): Promise<void> | undefined {
+  #conclude(attempt: Attempt, ending: HandlerEnding): Promise<void> | undefined {
     const { job } = attempt;
     if (ending.kind === 'returned') return this.#finish(attempt, SUCCEEDED);
     if (ending.kind === 'threw') return this.#fail(attempt, toRunError(ending.error));
@@ -403,37 +400,6 @@ export class Executor {
 
   /** A run that becomes ready at `readyAt`: claim it then. */
   #expect(runId: string, jobName: string, readyAt: number): void {
-    if (!this.#accepting) return;
-    this.#upcoming.set(runId, { jobName, readyAt });
-    this.#timer.setEarliest(readyAt);
-  }
-
-  /** Some run becomes ready at `readyAt`: look for ready runs then. */
-  #searchFrom(readyAt: number): void {
-    if (!this.#accepting) return;
-    this.#searchAt = Math.min(this.#searchAt ?? readyAt, readyAt);
-    this.#timer.setEarliest(readyAt);
-  }
-
-  /** Claims the expected runs that are ready, searches if a search is due, and re-arms for what is left. */
-  #wake(): void {
-    const now = this.#rt.clock.now();
-    let next: number | undefined;
-    for (const [runId, { jobName, readyAt }] of this.#upcoming) {
-      if (readyAt > now) {
-        next = Math.min(next ?? readyAt, readyAt);
-        continue;
-      }
-      this.#upcoming.delete(runId);
-      if (this.#freeSlots() <= 0) this.#backlog = true;
-      else this.#claim(runId, jobName, now);
-    }
-    if (this.#searchAt !== undefined && this.#searchAt <= now) {
-      this.#searchAt = undefined;
-      this.poke();
-    }
-    const searchAt = this.#searchAt;
-    if (searchAt !== undefined) next = Math.min(next ?? searchAt, searchAt);
-    if (next !== undefined) this.#timer.setEarliest(next);
+    if (this.#accepting) this.#upcoming.expect(runId, jobName, readyAt);
   }
 }

@@ -2,14 +2,15 @@
  * The public `Scheduler`: validates input, keeps this process's registrations, and
  * wires the planner loop, the executor, the store, the clock and the events
  * together. It decides nothing about scheduling itself (see `planner.ts`,
- * `plan-loop.ts`, `executor.ts`); its one timer is the heartbeat that renews
- * leases and keeps the store in sync.
+ * `plan-loop.ts`, `executor.ts`); its one timer is the heartbeat (`heartbeat.ts`)
+ * that renews leases and keeps the store in sync. The read API's views of jobs are
+ * in `job-reads.ts`.
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { EventEmitter } from 'eventemitter3';
 import { MemoryStore } from '../adapters/memory/memory-store.js';
-import { systemClock, wholeMillisecondClock, type TimerHandle } from './clock.js';
+import { systemClock, wholeMillisecondClock } from './clock.js';
 import { JobNotFoundError, TickworkError, ValidationError } from './errors.js';
 import { ERROR_SINK, safeEmit, type SchedulerEvents } from './events.js';
 import { calledFromHandler } from './attempt.js';
@@ -17,6 +18,8 @@ import type { Draft } from './draft.js';
 import { checkBackfillSize } from './backfill.js';
 import { Executor } from './executor.js';
 import { HealthMonitor, type Health } from './health.js';
+import { Heartbeat } from './heartbeat.js';
+import { jobInfoOf, listJobInfos, nextTicks } from './job-reads.js';
 import { Log } from './logging.js';
 import {
   backfillOptionsSchema,
@@ -33,12 +36,10 @@ import {
 } from './options.js';
 import { PlanLoop } from './plan-loop.js';
 import { Registrations } from './registrations.js';
-import { SerialTask } from './serial-task.js';
-import { firstBackfillTick, runsLeft } from './planner.js';
+import { firstBackfillTick } from './planner.js';
 import { manualRunId } from './run-id.js';
 import { createRuntime, type Runtime } from './runtime.js';
-import { batchesOf, isActive } from './store-rules.js';
-import { ACTIVE_STATUSES, LEASE_EXPIRED_ERROR, LIST_BATCH, type JobRecord, type JsonValue, type ListJobsQuery, type NewRun, type RunRecord, type Store } from './store.js';
+import { LEASE_EXPIRED_ERROR, type JobRecord, type JsonValue, type ListJobsQuery, type NewRun, type RunRecord, type Store } from './store.js';
 import type {
   BackfillOptions,
   JobDefinition,
@@ -53,25 +54,9 @@ import type {
 } from './types.js';
 import { Telemetry } from './telemetry/telemetry.js';
 import { parseInput } from './validation.js';
-import { toJobInfo, toRunInfo } from './views.js';
+import { toRunInfo } from './views.js';
 
 type State = 'idle' | 'running' | 'stopping';
-
-
-/**
- * After a heartbeat in which a store call failed, the next starts this long after
- * it started, so work resumes within about a second of the store coming back,
- * whatever `leaseMs` is.
- */
-const STORE_RETRY_MS = 1_000;
-/** `start()` resolves after this long even if the store has not answered yet; the heartbeat goes on trying. */
-const START_WAIT_MS = 5_000;
-/**
- * How often the store's identity is checked between heartbeats (when they are further
- * apart), so a store that lost its data is noticed within seconds whatever `leaseMs`
- * is: one small read per instance.
- */
-const IDENTITY_CHECK_MS = 2_000;
 
 /**
  * `Data`: the data type of the jobs, for the run records of events, `listRuns()` and
@@ -86,10 +71,7 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
   #state: State = 'idle';
   /** Whether this instance held the planner lease at the end of the last heartbeat (for the log). */
   #wasPlanner = false;
-  #heartbeatTimer: TimerHandle | undefined;
-  #identityTimer: TimerHandle | undefined;
-  /** One heartbeat at a time; one asked for while another runs joins it (the next comes on the timer). */
-  readonly #heartbeat = new SerialTask(() => this.#beat(), { again: () => false });
+  readonly #heartbeat: Heartbeat;
   #unwatch: (() => void) | undefined;
   #stopping: Promise<void> | undefined;
 
@@ -113,6 +95,12 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
     });
     const { jobs, names } = this.#registrations;
     this.#executor = new Executor(this.#rt, jobs, names, parsed.maxConcurrentRuns ?? Infinity);
+    this.#heartbeat = new Heartbeat(this.#rt, {
+      beat: () => this.#beat(),
+      checkIdentity: () => this.#registrations.checkIdentity(),
+      running: () => this.#state === 'running',
+      continues: () => this.#state !== 'idle',
+    });
     this.#observe(log);
   }
 
@@ -235,7 +223,7 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
   async getJob(name: string): Promise<JobInfo | undefined> {
     parseInput(storedNameSchema, name, 'getJob(name)');
     const record = await this.#rt.call('getJob', () => this.#rt.store.getJob(name));
-    return record === undefined ? undefined : this.#jobInfo(record);
+    return record === undefined ? undefined : jobInfoOf(this.#rt, record);
   }
 
   /**
@@ -246,21 +234,7 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
     const parsed = options === undefined ? undefined : parseInput(listJobsOptionsSchema, options, 'listJobs()');
     const query: ListJobsQuery | undefined =
       parsed === undefined ? undefined : { ...(parsed.after === undefined ? {} : { after: parsed.after }), ...(parsed.limit === undefined ? {} : { limit: parsed.limit }) };
-    const { store, call } = this.#rt;
-    const records = await call('listJobs', () => store.listJobs(query));
-    if (store.listRunsOfJobs === undefined) return Promise.all(records.map((record) => this.#jobInfo(record)));
-    // 1 + N / LIST_BATCH store calls instead of 1 + N: the active runs of LIST_BATCH jobs at a time.
-    const active = new Map<string, RunRecord[]>();
-    for (const jobNames of batchesOf(records.map((record) => record.name), LIST_BATCH)) {
-      const runs = await call('listRunsOfJobs', () => store.listRunsOfJobs!({ jobNames, statuses: ACTIVE_STATUSES }));
-      for (const run of runs) {
-        if (!isActive(run.status)) continue; // whatever the store made of `statuses`
-        const runs = active.get(run.jobName);
-        if (runs === undefined) active.set(run.jobName, [run]);
-        else runs.push(run);
-      }
-    }
-    return records.map((record) => this.#toJobInfo(record, active.get(record.name) ?? []));
+    return listJobInfos(this.#rt, query);
   }
 
   /** The job's runs, newest first. */
@@ -281,18 +255,7 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
   async nextRuns(name: string, count: number): Promise<Date[]> {
     parseInput(storedNameSchema, name, 'nextRuns(name)');
     parseInput(countArgSchema, count, 'nextRuns(count)');
-    const record = await this.#requireJob(name);
-    const schedule = this.#rt.schedules.of(record);
-    const ticks: Date[] = [];
-    let after = this.#rt.clock.now();
-    const limit = Math.min(count, this.#ticksLeft(record, after));
-    for (let i = 0; i < limit; i += 1) {
-      const tick = schedule.next(after);
-      if (tick === undefined) break;
-      ticks.push(new Date(tick));
-      after = tick;
-    }
-    return ticks;
+    return nextTicks(this.#rt, await this.#requireJob(name), count);
   }
 
   /** Starts planning and executing. Store trouble is reported on `error` and retried; it does not reject. */
@@ -307,12 +270,7 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
     });
     this.#planLoop.start();
     this.#executor.start();
-    this.#armIdentityCheck();
-    // A store that does not answer (a client of the app's own, with long retries) cannot hold start() up.
-    const { clock } = this.#rt;
-    let timer: TimerHandle | undefined;
-    await Promise.race([this.#heartbeat.run(), new Promise<void>((resolve) => (timer = clock.setTimer(resolve, START_WAIT_MS)))]);
-    if (timer !== undefined) clock.clearTimer(timer);
+    await this.#heartbeat.start();
   }
 
   /**
@@ -345,10 +303,7 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
       this.#state = 'idle'; // from here on, a finishing heartbeat does not re-arm itself
       this.#wasPlanner = false; // the lease was given up, not lost
       await this.#heartbeat.running;
-      if (this.#heartbeatTimer !== undefined) this.#rt.clock.clearTimer(this.#heartbeatTimer);
-      this.#heartbeatTimer = undefined;
-      if (this.#identityTimer !== undefined) this.#rt.clock.clearTimer(this.#identityTimer);
-      this.#identityTimer = undefined;
+      this.#heartbeat.stop();
       this.#unwatch?.();
       this.#unwatch = undefined;
       this.#stopping = undefined;
@@ -362,47 +317,13 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
 
   /** One heartbeat: sync registrations, keep or take the planner lease, renew run leases, look for work. */
   async #beat(): Promise<void> {
-    const failures = this.#rt.health.failures;
-    const began = this.#rt.clock.now();
-    try {
-      if (this.#state === 'running') {
-        await this.#registrations.checkIdentity();
-        await this.#registrations.sync();
-        await this.#planLoop.heartbeat();
-        this.#notePlanner();
-      }
-      await this.#executor.heartbeat();
-    } finally {
-      if (this.#state !== 'idle') {
-        // A store call of this beat failed (even if the store answers again by now, what failed is still undone):
-        // the next beat starts STORE_RETRY_MS after this one started, at once if this one took that long.
-        const { leaseMs, health, clock } = this.#rt;
-        const delay = health.failures === failures ? leaseMs / 3 : Math.max(0, Math.min(leaseMs / 3, STORE_RETRY_MS) - (clock.now() - began));
-        this.#heartbeatTimer = clock.setTimer(() => void this.#heartbeat.run(), delay);
-      }
+    if (this.#state === 'running') {
+      await this.#registrations.checkIdentity();
+      await this.#registrations.sync();
+      await this.#planLoop.heartbeat();
+      this.#notePlanner();
     }
-  }
-
-  /** Between heartbeats further apart than `IDENTITY_CHECK_MS`, checks the store's identity on a timer of its own. */
-  #armIdentityCheck(): void {
-    const { store, clock, leaseMs } = this.#rt;
-    if (store.identity === undefined || leaseMs / 3 <= IDENTITY_CHECK_MS || this.#state !== 'running') return;
-    this.#identityTimer = clock.setTimer(() => void this.#pollIdentity(), IDENTITY_CHECK_MS);
-  }
-
-  /**
-   * A check between heartbeats; a change brings the next heartbeat forward. Not while
-   * a heartbeat is under way (it checks by itself), nor while the store fails (the
-   * heartbeat retries every second then).
-   */
-  async #pollIdentity(): Promise<void> {
-    this.#identityTimer = undefined;
-    if (this.#state !== 'running') return;
-    if (this.#heartbeat.running === undefined && this.#rt.health.storeOk && (await this.#registrations.checkIdentity()) && this.#state === 'running' && this.#heartbeat.running === undefined) {
-      if (this.#heartbeatTimer !== undefined) this.#rt.clock.clearTimer(this.#heartbeatTimer);
-      void this.#heartbeat.run();
-    }
-    this.#armIdentityCheck();
+    await this.#executor.heartbeat();
   }
 
   /** Logs this instance becoming the planner or losing the lease (a loss between heartbeats is seen at the next one). */
@@ -451,23 +372,5 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
     const record = await this.#rt.call('getJob', () => this.#rt.store.getJob(name));
     if (record === undefined) throw new JobNotFoundError(name);
     return record;
-  }
-
-  async #jobInfo(record: JobRecord): Promise<JobInfo> {
-    const active = await this.#rt.call('listRuns', () => this.#rt.store.listRuns({ jobName: record.name, statuses: ACTIVE_STATUSES }));
-    return this.#toJobInfo(record, active);
-  }
-
-  #toJobInfo(record: JobRecord, active: readonly RunRecord[]): JobInfo {
-    // The tick after the cursor, unless the cursor is a tick still to come (its run was created ahead of it).
-    const now = this.#rt.clock.now();
-    const next = this.#ticksLeft(record, now) > 0 ? this.#rt.schedules.of(record).next(Math.min(record.cursor, now)) : undefined;
-    return toJobInfo(record, active, next);
-  }
-
-  /** How many ticks after now may still run under `maxRuns`: a run created ahead of its tick is counted yet still to come. */
-  #ticksLeft(record: JobRecord, now: number): number {
-    const left = runsLeft(record);
-    return left === undefined ? Infinity : left + (record.cursor > now ? 1 : 0);
   }
 }

@@ -7,7 +7,7 @@
 import { defaultAnchor, runsLeft } from '../planner.js';
 import type { Draft } from '../draft.js';
 import { previewTicks, type NextTicksOptions, type TickPreview } from '../preview.js';
-import { ScheduleCache } from '../runtime.js';
+import { ScheduleCache } from '../schedule-cache.js';
 import { ZoneCache } from '../schedule/zone.js';
 import type { JobRecord } from '../store.js';
 import type { ScheduleInput } from '../types.js';

@@ -1,6 +1,6 @@
 /** ScheduleCache: jobs that share a schedule share its compiled form; only an unanchored `every` depends on the job's creation. */
 import { expect, it } from 'vitest';
-import { ScheduleCache } from '../../src/runtime.js';
+import { ScheduleCache } from '../../src/schedule-cache.js';
 import { cronSpec } from '../../src/schedule/index.js';
 import { at } from './helpers.js';
 
