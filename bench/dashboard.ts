@@ -52,7 +52,7 @@ async function seed(store: Store): Promise<void> {
     while (next < work.length) {
       const { jobName, k } = work[next++] as { jobName: string; k: number };
       const at = now - (RUNS_PER_JOB - k) * 60_000;
-      const created = await store.createRun({ run: { id: `${jobName}.manual.seed${k}`, jobName, scheduledAt: at, trigger: 'manual' }, now: at });
+      const created = await store.createRun({ run: { id: `${jobName}.manual.seed${k}`, jobName, scheduledAt: at, trigger: 'manual', readyAt: at }, now: at });
       if (created.outcome === 'missing-job' || k === RUNS_PER_JOB - 1) continue;
       const claim = await store.claimRun({ runId: created.run.id, owner: 'bench', now: at + 5, leaseUntil: at + 60_000 });
       if (claim === undefined) continue;

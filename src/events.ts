@@ -5,7 +5,7 @@
  */
 import type { EventEmitter } from 'eventemitter3';
 import { MAX_MESSAGE_LENGTH, TickworkError, messageOf, renderValue, shorten } from './errors.js';
-import { PENDING_TIMEOUT_ERROR, type JsonValue, type RunError, type RunRecord } from './store.js';
+import type { JsonValue, RunError, RunRecord } from './store.js';
 import type { RunInfo } from './types.js';
 import { toRunInfo } from './views.js';
 
@@ -203,9 +203,11 @@ function storable(text: string, limit: number): string {
 /** The name of the error a run gets when its whole-run `timeout` passes. */
 export const RUN_TIMEOUT_ERROR_NAME = 'RunTimeoutError';
 
-/** The `run:failed` payload of a run the store recorded as failed with `error`. */
-export function runFailedEvent(run: RunRecord, error: RunError): RunFailedEvent {
-  const reason: RunFailureReason =
-    error.name === PENDING_TIMEOUT_ERROR.name ? 'pending-timeout' : error.name === RUN_TIMEOUT_ERROR_NAME ? 'timeout' : 'error';
+/**
+ * The `run:failed` payload of a run the store recorded as failed with `error`.
+ * `reason` is a value its caller knows from what ended the run (the store call it
+ * made, or the outcome it wrote), never decoded from the error's name.
+ */
+export function runFailedEvent(run: RunRecord, error: RunError, reason: RunFailureReason): RunFailedEvent {
   return { run: toRunInfo(run), error, reason };
 }

@@ -8,15 +8,16 @@
  *
  * A fan-out run is claimed index by index: each claim leases one index and takes a
  * slot of its own, and the store announces the run as ready again while it has room,
- * so its indices spread over every instance with free slots. The store counts the
- * run's failed attempts and decides when it has failed.
+ * so its indices spread over every instance with free slots. The store counts
+ * failed attempts, of plain and fan-out runs alike, and decides with the job's
+ * retry limit when a failed attempt fails the run.
  */
 import PQueue from 'p-queue';
 import { abortAttempt, createAttempt, finishOf, renewalOf, runHandler, timeoutError, type Attempt, type HandlerEnding } from './attempt.js';
 import { retryDelay } from './backoff.js';
 import type { TimerHandle } from './clock.js';
 import { messageOf } from './errors.js';
-import { listening, reportError, runFailedEvent, safeEmit, toRunError } from './events.js';
+import { listening, reportError, runFailedEvent, safeEmit, toRunError, type RunFailureReason } from './events.js';
 import type { NormalizedJob } from './options.js';
 import type { Runtime } from './runtime.js';
 import { SerialTask } from './serial-task.js';
@@ -272,14 +273,8 @@ export class Executor {
     const { run, index, job } = attempt;
     const { clock, events } = this.#rt;
     try {
-      if (index === undefined && run.attempt > job.retry.limit + 1) {
-        // Recovered after a lost lease with no retries left: the lost attempt was the last. (The store
-        // counts a fan-out run's lost leases itself.)
-        await this.#finish(attempt, { status: 'failed', error: run.error ?? LEASE_EXPIRED_ERROR });
-        return;
-      }
       if (run.deadlineAt !== undefined && clock.now() >= run.deadlineAt) {
-        await this.#finish(attempt, { status: 'failed', error: timeoutError(job) });
+        await this.#finish(attempt, { status: 'failed', error: timeoutError(job) }, 'timeout');
         return;
       }
       if (listening(events, 'run:started')) {
@@ -313,7 +308,7 @@ export class Executor {
       case 'shutdown':
         return this.#finish(attempt, RELEASED);
       case 'timeout':
-        return this.#finish(attempt, { status: 'failed', error: timeoutError(job) });
+        return this.#finish(attempt, { status: 'failed', error: timeoutError(job) }, 'timeout');
       case 'attempt-timeout':
         return this.#fail(attempt, {
           name: 'AttemptTimeoutError',
@@ -327,23 +322,22 @@ export class Executor {
   }
 
   /**
-   * A failed attempt: retry after the backoff delay, unless retries or the run's
-   * deadline are exhausted. A fan-out index always asks for its retry: only the
-   * store knows how many attempts the run's other indices have failed, and it
-   * fails the run once they exceed the limit. Its delay grows with its own attempts.
+   * A failed attempt: asks for a retry after the backoff delay (its attempt's own:
+   * an index's grows with the index's attempts), unless the retry would start past
+   * the run's deadline. The store decides with the job's retry limit whether the
+   * retry happens or the attempt was the last (see `JobSpec.retryLimit`).
    */
   #fail(attempt: Attempt, error: RunError): Promise<void> {
     const { run, index, job, key } = attempt;
-    const attemptNumber = index?.attempt ?? run.attempt;
-    if (index === undefined && attemptNumber > job.retry.limit) return this.#finish(attempt, { status: 'failed', error });
-    const readyAt = this.#rt.clock.now() + retryDelay(job.retry, attemptNumber, key);
+    const readyAt = this.#rt.clock.now() + retryDelay(job.retry, index?.attempt ?? run.attempt, key);
     if (run.deadlineAt !== undefined && readyAt >= run.deadlineAt) {
-      return this.#finish(attempt, { status: 'failed', error: timeoutError(job) });
+      return this.#finish(attempt, { status: 'failed', error: timeoutError(job) }, 'timeout');
     }
     return this.#finish(attempt, { status: 'retry', error, readyAt });
   }
 
-  async #finish(attempt: Attempt, outcome: AttemptOutcome): Promise<void> {
+  /** Writes `outcome`, and announces what it did to the run; `reason`: why, should the run fail. */
+  async #finish(attempt: Attempt, outcome: AttemptOutcome, reason: RunFailureReason = 'error'): Promise<void> {
     const { abort } = attempt;
     const { clock, events, leaseMs } = this.#rt;
     let result = await this.#write(attempt, outcome);
@@ -367,14 +361,16 @@ export class Executor {
     }
     if (finished.status === 'failed') {
       const error = finished.error ?? ('error' in outcome ? outcome.error : LEASE_EXPIRED_ERROR);
-      return safeEmit(events, 'run:failed', () => runFailedEvent(finished, error));
+      return safeEmit(events, 'run:failed', () => runFailedEvent(finished, error, reason));
     }
-    if (outcome.status === 'retry' && (index ?? finished).status === 'pending') {
-      this.#expect(finished.id, finished.jobName, outcome.readyAt);
+    const retried = index ?? finished;
+    if (outcome.status === 'retry' && retried.status === 'pending') {
+      // When the retry is ready is what the store recorded.
+      this.#expect(finished.id, finished.jobName, retried.readyAt);
       safeEmit(events, 'run:retry', () => ({
         run: toRunInfo(finished),
         error: outcome.error,
-        retryAt: new Date(outcome.readyAt),
+        retryAt: new Date(retried.readyAt),
         ...(index === undefined ? {} : { index: index.index }),
       }));
     }

@@ -2,7 +2,7 @@
  * What the read API shows of the store's jobs: each with its active runs and the
  * next tick it will run, and its next ticks, within its window and its `maxRuns`.
  */
-import { runsLeft } from './planner.js';
+import { nextRunTick, ticksLeft } from './planner.js';
 import type { Runtime } from './runtime.js';
 import { batchesOf, isActive } from './store-rules.js';
 import { ACTIVE_STATUSES, LIST_BATCH, type JobRecord, type ListJobsQuery, type RunRecord } from './store.js';
@@ -50,14 +50,5 @@ export function nextTicks(rt: Runtime, record: JobRecord, count: number): Date[]
 }
 
 function jobInfoAt(rt: Runtime, record: JobRecord, active: readonly RunRecord[]): JobInfo {
-  // The tick after the cursor, unless the cursor is a tick still to come (its run was created ahead of it).
-  const now = rt.clock.now();
-  const next = ticksLeft(record, now) > 0 ? rt.schedules.of(record).next(Math.min(record.cursor, now)) : undefined;
-  return toJobInfo(record, active, next);
-}
-
-/** How many ticks after now may still run under `maxRuns`: a run created ahead of its tick is counted yet still to come. */
-function ticksLeft(record: JobRecord, now: number): number {
-  const left = runsLeft(record);
-  return left === undefined ? Infinity : left + (record.cursor > now ? 1 : 0);
+  return toJobInfo(record, active, nextRunTick(rt.schedules.of(record), record, rt.clock.now()));
 }

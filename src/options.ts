@@ -262,7 +262,7 @@ export function parseJobDefinition(input: JobDefinition<never> | JobDefinition):
   // Optional fields are assigned, not spread: registering 100,000 jobs builds 100,000 of these.
   // More workers than indices would idle: parallelism is capped at completions.
   if (job.completions > 1) {
-    normalized.fanOut = { completions: job.completions, parallelism: Math.min(job.parallelism, job.completions), retryLimit: retry.limit };
+    normalized.fanOut = { completions: job.completions, parallelism: Math.min(job.parallelism, job.completions) };
   }
   if (job.pendingTimeout !== undefined) normalized.pendingTimeoutMs = job.pendingTimeout;
   if (job.startingDeadline !== undefined) normalized.startingDeadlineMs = job.startingDeadline;

@@ -15,7 +15,7 @@ import { DeadlineTimer } from './deadline-timer.js';
 import { reportError, runFailedEvent, safeEmit } from './events.js';
 import { MinHeap } from './heap.js';
 import { OwnWrites, type WriteToken } from './own-writes.js';
-import { jitteredReadyAt, nextBackfillTick, plan, runsLeft, type MissedRange, type Plan } from './planner.js';
+import { nextBackfillTick, plan, readyAtOf, runsLeft, type MissedRange, type Plan } from './planner.js';
 import { ValidationError, messageOf } from './errors.js';
 import { backfillRunId, isJobName, reservedSegmentOf, scheduledRunId } from './run-id.js';
 import type { Runtime } from './runtime.js';
@@ -131,9 +131,8 @@ export class PlanLoop {
   onNotification(notification: StoreNotification): void {
     if (this.#lease === undefined || this.#stopped) return;
     if (notification.type === 'run-ready') {
-      // A run became claimable: if its job has a pending timeout, that is when it fails unclaimed.
-      const pendingTimeoutMs = this.#jobs.get(notification.jobName)?.record.pendingTimeoutMs;
-      if (pendingTimeoutMs !== undefined) this.#expireAt(Math.max(notification.readyAt, this.#rt.clock.now()) + pendingTimeoutMs);
+      // A run became claimable: if its job has a pending timeout, the store says when it fails unclaimed.
+      if (notification.pendingUntil !== undefined) this.#expireAt(notification.pendingUntil);
     } else if (notification.type === 'job-changed') {
       if (!this.#ownWrites.isEcho(notification.jobName, this.#rt.clock.now())) void this.#reload(notification.jobName);
     }
@@ -148,12 +147,16 @@ export class PlanLoop {
     }
   }
 
-  /** A run whose owner went silent: back to pending for a retry, or (a fan-out run out of retries) failed. */
+  /**
+   * A run whose owner went silent: back to pending for a retry, or failed (its lost
+   * attempt was the last its retry limit allows, as the store decided).
+   */
   #reportRecovered(run: RunRecord): void {
-    const { events } = this.#rt;
+    const { events, log } = this.#rt;
     const error = run.error ?? LEASE_EXPIRED_ERROR;
-    if (run.status === 'failed') safeEmit(events, 'run:failed', () => runFailedEvent(run, error));
-    else safeEmit(events, 'run:retry', () => ({ run: toRunInfo(run), error, retryAt: new Date(run.readyAt) }));
+    if (run.status === 'failed') return safeEmit(events, 'run:failed', () => runFailedEvent(run, error, 'error'));
+    if (log.enabled) log.runRecovered(toRunInfo(run));
+    safeEmit(events, 'run:retry', () => ({ run: toRunInfo(run), error, retryAt: new Date(run.readyAt) }));
   }
 
   /** Fails the runs nobody claimed within their pending timeout, and re-arms the timer for the next one. */
@@ -161,7 +164,7 @@ export class PlanLoop {
     const { clock, io, store, events } = this.#rt;
     const expired = await io('expirePendingRuns', () => store.expirePendingRuns({ now: clock.now(), limit: HOUSEKEEPING_BATCH }));
     if (expired === undefined) return;
-    for (const run of expired.runs) safeEmit(events, 'run:failed', () => runFailedEvent(run, run.error ?? PENDING_TIMEOUT_ERROR));
+    for (const run of expired.runs) safeEmit(events, 'run:failed', () => runFailedEvent(run, run.error ?? PENDING_TIMEOUT_ERROR, 'pending-timeout'));
     if (expired.runs.length === HOUSEKEEPING_BATCH) this.#expireAt(clock.now());
     else if (expired.nextAt !== undefined) this.#expireAt(expired.nextAt);
   }
@@ -250,7 +253,7 @@ export class PlanLoop {
           expectedCursor: record.cursor,
           cursor: tick,
           now,
-          ...(decision.kind === 'run' ? { run: scheduledRun(record, tick) } : {}),
+          ...(decision.kind === 'run' ? { run: scheduledRun(record, tick, now) } : {}),
         }),
       );
       if (result === undefined) {
@@ -296,6 +299,7 @@ export class PlanLoop {
     const range = record.backfills[0];
     if (range === undefined) return false;
     const next = nextBackfillTick(schedules.of(record), range.next, range.to);
+    const now = clock.now();
     const result = await io('scheduleBackfillRun', () =>
       store.scheduleBackfillRun({
         jobName: record.name,
@@ -307,9 +311,10 @@ export class PlanLoop {
           jobName: record.name,
           scheduledAt: range.next,
           trigger: 'backfill',
+          readyAt: readyAtOf(now),
           ...(range.traceparent === undefined ? {} : { traceparent: range.traceparent }),
         },
-        now: clock.now(),
+        now,
       }),
     );
     if (result === undefined || result.job === undefined) return false;
@@ -490,9 +495,8 @@ function waitsForRuns(record: JobRecord): boolean {
   return record.concurrencyPolicy === 'CatchUp' || record.concurrencyPolicy === 'BufferOne';
 }
 
-/** The run of `tick`: nominal ID and `scheduledAt`, ready later when the job has a jitter. */
-function scheduledRun(record: JobRecord, tick: number): NewRun {
+/** The run of `tick`: nominal ID and `scheduledAt`, ready at the tick (later with a jitter; now if it has passed). */
+function scheduledRun(record: JobRecord, tick: number, now: number): NewRun {
   const id = scheduledRunId(record.name, tick);
-  const run: NewRun = { id, jobName: record.name, scheduledAt: tick, trigger: 'schedule' };
-  return record.jitterMs === undefined ? run : { ...run, readyAt: jitteredReadyAt(id, tick, record.jitterMs) };
+  return { id, jobName: record.name, scheduledAt: tick, trigger: 'schedule', readyAt: readyAtOf(now, { runId: id, at: tick, jitterMs: record.jitterMs }) };
 }

@@ -90,6 +90,11 @@ export function defaultAnchor(createdAt: number): number {
   return Math.floor(createdAt / 1000) * 1000;
 }
 
+/** The anchor an `{ every }` job ticks from: its own, or the default one (`defaultAnchor`). Stores keep `anchor` absent. */
+export function anchorOf(schedule: { readonly anchor?: number }, createdAt: number): number {
+  return schedule.anchor ?? defaultAnchor(createdAt);
+}
+
 /** The first tick of a backfill of `[from, to]`, or undefined when the range holds none. */
 export function firstBackfillTick(schedule: Schedule, from: number, to: number): number | undefined {
   const first = schedule.next(from - 1);
@@ -104,6 +109,34 @@ export function nextBackfillTick(schedule: Schedule, tick: number, to: number): 
 /** Scheduled runs the job may still create, or undefined when it has no `maxRuns`. */
 export function runsLeft(job: Pick<JobRecord, 'maxRuns' | 'scheduledRuns'>): number | undefined {
   return job.maxRuns === undefined ? undefined : Math.max(0, job.maxRuns - job.scheduledRuns);
+}
+
+/**
+ * When a run becomes ready (`NewRun.readyAt`, kept by the store as it is): a
+ * scheduled run of `tick` at its tick (its jittered time with `jitterMs`), or now if
+ * that has passed; a manual or backfill run (no `tick`) now. The one place that
+ * decides it: the executor's timers and `nextRunAt` read what the store kept.
+ */
+export function readyAtOf(now: number, tick?: { readonly runId: string; readonly at: number; readonly jitterMs?: number | undefined }): number {
+  if (tick === undefined) return now;
+  return Math.max(now, tick.jitterMs === undefined ? tick.at : jitteredReadyAt(tick.runId, tick.at, tick.jitterMs));
+}
+
+/**
+ * The tick of the job's next run, as `getJob().nextRunAt` reports it: the cursor
+ * when it is a tick still to come (its run was created ahead of it, and is stored
+ * ready at it), else the schedule's first tick after now; undefined when the
+ * schedule or `maxRuns` leaves none.
+ */
+export function nextRunTick(schedule: Schedule, job: Pick<JobRecord, 'cursor' | 'maxRuns' | 'scheduledRuns'>, now: number): number | undefined {
+  if (ticksLeft(job, now) <= 0) return undefined;
+  return job.cursor > now ? job.cursor : schedule.next(now);
+}
+
+/** How many ticks after now may still run under `maxRuns`: a run created ahead of its tick is counted yet still to come. */
+export function ticksLeft(job: Pick<JobRecord, 'cursor' | 'maxRuns' | 'scheduledRuns'>, now: number): number {
+  const left = runsLeft(job);
+  return left === undefined ? Infinity : left + (job.cursor > now ? 1 : 0);
 }
 
 /**

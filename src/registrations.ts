@@ -179,6 +179,7 @@ function toSpec(job: NormalizedJob): JobSpec {
     schedule: job.schedule,
     timezone: job.timezone,
     concurrencyPolicy: job.concurrencyPolicy,
+    retryLimit: job.retry.limit,
     history: job.history,
   };
   // Assigned, not spread: a start with 100,000 jobs builds 100,000 of these.

@@ -6,7 +6,7 @@
  */
 import { compileSchedule, type Schedule } from './schedule/index.js';
 import { WindowedSchedule } from './schedule/window.js';
-import { defaultAnchor } from './planner.js';
+import { anchorOf, defaultAnchor } from './planner.js';
 import type { JobRecord, ScheduleSpec } from './store.js';
 
 /** What compiling a job's schedule reads of its record. */
@@ -38,11 +38,10 @@ export class ScheduleCache {
 
   /** A record whose `schedule` object is new here (a store may read each record back from the wire): found by what defines it. */
   #compile(job: ScheduleSource): Schedule {
-    const anchor = defaultAnchor(job.createdAt);
-    const key = `${scheduleKey(job.schedule, job.timezone, anchor)} [${job.startAt ?? ''},${job.endAt ?? ''}]`;
+    const key = `${scheduleKey(job.schedule, job.timezone, job.createdAt)} [${job.startAt ?? ''},${job.endAt ?? ''}]`;
     let schedule = this.#compiled.get(key);
     if (schedule === undefined) {
-      const ticks = compileSchedule(job.schedule, job.timezone, anchor);
+      const ticks = compileSchedule(job.schedule, job.timezone, defaultAnchor(job.createdAt));
       schedule = job.startAt === undefined && job.endAt === undefined ? ticks : new WindowedSchedule(ticks, job.startAt, job.endAt);
       this.#compiled.set(key, schedule);
     }
@@ -59,13 +58,13 @@ interface Known {
   readonly schedule: Schedule;
 }
 
-/** What a compiled schedule depends on: a cron's zone, an unanchored `every`'s default anchor. */
-function scheduleKey(schedule: ScheduleSpec, timezone: string, defaultAnchor: number): string {
+/** What a compiled schedule depends on: a cron's zone, an `every`'s anchor (`anchorOf`). */
+function scheduleKey(schedule: ScheduleSpec, timezone: string, createdAt: number): string {
   switch (schedule.kind) {
     case 'cron':
       return `cron ${timezone} ${schedule.expression}`;
     case 'every':
-      return `every ${schedule.everyMs} @${schedule.anchor ?? defaultAnchor}`;
+      return `every ${schedule.everyMs} @${anchorOf(schedule, createdAt)}`;
     case 'at':
       return `at ${schedule.at}`;
   }

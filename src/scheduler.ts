@@ -36,10 +36,10 @@ import {
 } from './options.js';
 import { PlanLoop } from './plan-loop.js';
 import { Registrations } from './registrations.js';
-import { firstBackfillTick } from './planner.js';
+import { firstBackfillTick, readyAtOf } from './planner.js';
 import { manualRunId } from './run-id.js';
 import { createRuntime, type Runtime } from './runtime.js';
-import { LEASE_EXPIRED_ERROR, type JobRecord, type JsonValue, type ListJobsQuery, type NewRun, type RunRecord, type Store } from './store.js';
+import { type JobRecord, type JsonValue, type ListJobsQuery, type NewRun, type RunRecord, type Store } from './store.js';
 import type {
   BackfillOptions,
   JobDefinition,
@@ -188,7 +188,7 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
     const now = this.#rt.clock.now();
     const key = parsed.idempotencyKey ?? `${now}-${randomUUID().slice(0, 8)}`;
     // Field by field, not conditional spreads: every trigger() builds one.
-    const manual: Draft<NewRun> = { id: manualRunId(name, key), jobName: name, scheduledAt: now, trigger: 'manual' };
+    const manual: Draft<NewRun> = { id: manualRunId(name, key), jobName: name, scheduledAt: now, trigger: 'manual', readyAt: readyAtOf(now) };
     if (parsed.data !== undefined) manual.data = parsed.data;
     const traceparent = this.#telemetry?.captureTraceparent();
     if (traceparent !== undefined) manual.traceparent = traceparent;
@@ -347,9 +347,6 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
     const events = this as EventEmitter<SchedulerEvents>;
     events.on('tick:missed', (event) => log.ticksMissed(event));
     events.on('tick:skipped', (event) => log.tickSkipped(event));
-    events.on('run:retry', ({ run, error, index }) => {
-      if (error.name === LEASE_EXPIRED_ERROR.name) log.runRecovered(run, index);
-    });
     events.on('run:failed', ({ run, error, reason }) => {
       if (reason === 'pending-timeout') log.pendingTimeout(run);
       else log.runFailed(run, error, reason);

@@ -19,18 +19,18 @@ export type { ScheduleSpec };
 
 /**
  * How a fan-out job splits each run: `completions` indices (2 or more), at most
- * `parallelism` of them running at once across all instances, and `retryLimit`
- * failed index attempts allowed over the whole run before it fails.
+ * `parallelism` of them running at once across all instances.
  */
 export interface FanOutSpec {
   readonly completions: number;
   /** 1 to `completions`. */
   readonly parallelism: number;
-  readonly retryLimit: number;
 }
 
 /** A fan-out run's shape (fixed when the run is created) and its counts (kept by the store). */
 export interface FanOutState extends FanOutSpec {
+  /** The job's `retryLimit` when the run was created: failed index attempts allowed over the whole run (absent: not limited). */
+  readonly retryLimit?: number;
   /** Indices that succeeded. */
   readonly succeeded: number;
   /** Failed index attempts so far (lost leases included); the run fails once this exceeds `retryLimit`. */
@@ -55,6 +55,16 @@ export interface JobSpec {
   readonly timezone: string;
   readonly concurrencyPolicy: ConcurrencyPolicy;
   readonly startingDeadlineMs?: number;
+  /**
+   * How many failed attempts a run may have and still be retried (the job's
+   * `retry.limit`; 0 for `retry: false`). The store decides with it, for every kind of
+   * run (see `withinRetryLimit` in store-rules.ts): a plain run whose attempt `n` fails
+   * (its handler's failure, or a lease that expired) is retried while `n <= retryLimit`
+   * (the job's current spec), and a fan-out run while its failed index attempts, this
+   * one included, are at most its `fanOut.retryLimit` (this value, copied when the run
+   * was created). Absent (a job written before the spec had it): runs are not limited.
+   */
+  readonly retryLimit?: number;
   /** Present for fan-out jobs only; copied into each run the store creates for the job. */
   readonly fanOut?: FanOutSpec;
   /** A claimable run that nobody claims for this long fails (`pendingUntil`, see `expirePendingRuns`). */

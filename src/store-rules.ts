@@ -124,6 +124,17 @@ export function pendingUntilFor(readyAt: number, now: number, pendingTimeoutMs: 
   return pendingTimeoutMs === undefined ? undefined : Math.max(readyAt, now) + pendingTimeoutMs;
 }
 
+/**
+ * Whether a failed attempt is retried: while the failed attempts counted so far, this
+ * one included, are at most `retryLimit` (a plain run's attempt number, a fan-out
+ * run's `fanOut.failed`). The one rule of the retry limit, for every store and every
+ * kind of run; a job record without a `retryLimit` (written before it existed) is
+ * not limited.
+ */
+export function withinRetryLimit(failedAttempts: number, retryLimit: number | undefined): boolean {
+  return retryLimit === undefined || failedAttempts <= retryLimit;
+}
+
 /** The `expiresAt` a final write (succeeded, failed, cancelled) sets (`undefined`: the job keeps history without a TTL). */
 export function expiresAtFor(finishedAt: number, history: HistoryLimits): number | undefined {
   return history.ttlMs === undefined ? undefined : finishedAt + history.ttlMs;
@@ -193,7 +204,7 @@ export function sameSpec(a: JobSpec, b: JobSpec): boolean {
     a.history.ttlMs === b.history.ttlMs &&
     a.fanOut?.completions === b.fanOut?.completions &&
     a.fanOut?.parallelism === b.fanOut?.parallelism &&
-    a.fanOut?.retryLimit === b.fanOut?.retryLimit &&
+    a.retryLimit === b.retryLimit &&
     a.startAt === b.startAt &&
     a.endAt === b.endAt &&
     a.jitterMs === b.jitterMs &&

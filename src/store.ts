@@ -51,8 +51,13 @@ export interface NewRun {
   readonly scheduledAt: number;
   readonly trigger: RunTrigger;
   readonly data?: JsonValue;
-  /** Scheduled runs only: when the run may start, if later than its tick (the job's `jitterMs`). */
-  readonly readyAt?: number;
+  /**
+   * When the run may be claimed: the store keeps it as it is. The core decides it
+   * (`readyAtOf` in planner.ts): `now` for a manual or backfill run, and for a
+   * scheduled run the later of `now` and its tick (its jittered time, with the job's
+   * `jitterMs`), so a run created ahead of its tick is ready at the tick.
+   */
+  readonly readyAt: number;
   /**
    * The W3C `traceparent` of the `trigger()` or `backfill()` call that asked for the
    * run (telemetry on, called inside a span). The store keeps it with the run, as it
@@ -280,9 +285,10 @@ export type StoreNotification =
   /**
    * A write left a run claimable, at its `readyAt`: created, retried, released or
    * recovered, and for a fan-out run also a claim or an index's finish that leaves
-   * another index to claim.
+   * another index to claim. `pendingUntil`: the run's after the write, when it has one
+   * (the planner's pending-timeout timer reads it rather than working it out).
    */
-  | { readonly type: 'run-ready'; readonly jobName: string; readonly runId: string; readonly readyAt: number }
+  | { readonly type: 'run-ready'; readonly jobName: string; readonly runId: string; readonly readyAt: number; readonly pendingUntil?: number }
   /** A run finished (succeeded, failed or cancelled). */
   | { readonly type: 'run-finished'; readonly jobName: string; readonly runId: string; readonly status: RunStatus }
   /** A job was created, changed, suspended, resumed, removed, or given a backfill. */
@@ -361,13 +367,11 @@ export interface JobStore {
    * - `Forbid` with an active run: `skipped` + 1 and the cursor moves (`skipped`);
    * - `CatchUp` or `BufferOne` with an active run: nothing written (`blocked`);
    * - `Replace`: every active run is cancelled (`finishedAt = now`) first;
-   * - otherwise the run is created `pending`, attempt 1, fence 0, `readyAt =
-   *   max(now, run.readyAt ?? run.scheduledAt)` (the planner creates an `Allow` job's
-   *   run ahead of its tick, and a jittered run ready after it), with `fanOut` counts
-   *   at 0 when the job has `fanOut` and `pendingUntil` when it has
-   *   `pendingTimeoutMs`, `scheduledRuns` + 1, and the cursor moves (`created`).
-   *   (`createRun` and `scheduleBackfillRun` create runs the same way, ready at `now`,
-   *   without counting them.)
+   * - otherwise the run is created `pending`, attempt 1, fence 0, at `run.readyAt`
+   *   as given, with `fanOut` (the job's shape and `retryLimit`, counts at 0) when the
+   *   job has `fanOut` and `pendingUntil` when it has `pendingTimeoutMs`,
+   *   `scheduledRuns` + 1, and the cursor moves (`created`). (`createRun` and
+   *   `scheduleBackfillRun` create runs the same way, without counting them.)
    * Sets `lastScheduleTime` to the new cursor whenever the cursor moves. Notifies
    * `run-ready` for a created run and `run-finished` for each cancelled one.
    */
@@ -431,13 +435,18 @@ export interface RunQueue {
    * A plain run: final outcomes set `finishedAt`, update the job's counters
    * (`succeeded`/`failed`, `lastSuccessfulTime = now` on success), prune history
    * beyond the job's limits (oldest finished first, failed and cancelled counted
-   * together) and notify `run-finished`; `retry` and `released` notify `run-ready`.
+   * together) and notify `run-finished`. `retry` is a failed attempt: within the
+   * job's `retryLimit` (`withinRetryLimit(run.attempt, retryLimit)`, the job's current
+   * spec) the run goes back to `pending` with `attempt + 1`, the given `readyAt` and
+   * `error`; beyond it, the run fails with that error as `failed` does. `retry` within
+   * the limit and `released` notify `run-ready`.
    *
    * An index (`index` given): the index's owner and lease are cleared and
    * `fanOut.active` − 1, then
    * - `succeeded`: the index `succeeded` (`finishedAt`), `fanOut.succeeded` + 1;
    *   when it reaches `completions` the run succeeds as a plain run does;
-   * - `retry`: `fanOut.failed` + 1; within `retryLimit` the index goes back to
+   * - `retry`: `fanOut.failed` + 1; within the run's `fanOut.retryLimit`
+   *   (`withinRetryLimit(fanOut.failed, fanOut.retryLimit)`) the index goes back to
    *   `pending` with `attempt + 1`, the given `readyAt` and `error`; beyond it, as
    *   `failed` below;
    * - `failed`: the index `failed` (`finishedAt`, `error`), `fanOut.failed` + 1, and
@@ -452,10 +461,10 @@ export interface RunQueue {
   finishAttempt(input: FinishAttemptInput): Promise<FinishAttemptResult>;
   /**
    * Atomic per run: every `running` run or index whose `leaseUntil < now` is
-   * recovered. A plain run goes back to `pending` with `attempt + 1`, `readyAt =
-   * now`, no owner, and `LEASE_EXPIRED_ERROR`. An index counts as a failed attempt
-   * of its run: `finishAttempt` with outcome `retry` at `readyAt = now` and
-   * `LEASE_EXPIRED_ERROR`, so the run fails once `fanOut.failed` exceeds
+   * recovered. The lost attempt counts as a failed one: `finishAttempt` with outcome
+   * `retry` at `readyAt = now` and `LEASE_EXPIRED_ERROR`, so a plain run goes back to
+   * `pending` with `attempt + 1` and no owner, or fails once its attempts exceed the
+   * job's `retryLimit`, and a fan-out run fails once `fanOut.failed` exceeds its
    * `retryLimit`. Resolves the runs after recovery (one entry per recovered run or
    * index): at most `limit`, the earliest expired lease first (ties by run ID, then
    * index; a plain run has no index and comes first). An expired index whose run an

@@ -1,7 +1,7 @@
 /** Store records as the public API shows them: instants as `Date`s, internals left out. */
 import type { Draft } from './draft.js';
 import { cloneJson } from './json-value.js';
-import { defaultAnchor } from './planner.js';
+import { anchorOf } from './planner.js';
 import type { JobRecord, RunRecord } from './store.js';
 import type { JobInfo, RunInfo } from './types.js';
 
@@ -44,7 +44,7 @@ export function toJobInfo(job: JobRecord, active: readonly RunRecord[], nextRunA
         ? schedule.expression
         : schedule.kind === 'at'
           ? { at: new Date(schedule.at) }
-          : { every: schedule.everyMs, anchor: new Date(schedule.anchor ?? defaultAnchor(job.createdAt)) },
+          : { every: schedule.everyMs, anchor: new Date(anchorOf(schedule, job.createdAt)) },
     timezone: job.timezone,
     concurrencyPolicy: job.concurrencyPolicy,
     suspended: job.suspended,

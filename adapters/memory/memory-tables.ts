@@ -137,7 +137,7 @@ export class MemoryTables {
   /**
    * Every write of a run goes through here, after its index records: it applies the
    * pendingUntil rule, keeps the lookup sets, and announces a run left claimable.
-   * `draft` is a new record (`copyRun`), which this stores: nobody changes it after.
+   * `draft` is a new record (a copy), which this stores: nobody changes it after.
    * Its `pendingUntil` is set here.
    */
   writeRun(draft: Draft<RunRecord>, now: number): RunRecord {
@@ -156,7 +156,13 @@ export class MemoryTables {
       if (finished === undefined) this.#finishedByJob.set(run.jobName, (finished = new Set()));
       finished.add(run.id);
     }
-    if (claimable) this.notify({ type: 'run-ready', jobName: run.jobName, runId: run.id, readyAt: run.readyAt });
+    if (claimable) {
+      this.notify(
+        pendingUntil === undefined
+          ? { type: 'run-ready', jobName: run.jobName, runId: run.id, readyAt: run.readyAt }
+          : { type: 'run-ready', jobName: run.jobName, runId: run.id, readyAt: run.readyAt, pendingUntil },
+      );
+    }
     return run;
   }
 

@@ -32,6 +32,7 @@ import {
   isFinished,
   nextWaitingIndex,
   pruneHistory,
+  withinRetryLimit,
   type ExpiredLease,
 } from '../../src/store-rules.js';
 import type { Draft } from '../../src/adapter-kit.js';
@@ -86,9 +87,7 @@ export function renewLease(tables: MemoryTables, input: RenewLeaseInput): RenewL
       const current = tables.run(input.runId);
       return current === undefined ? { ok: false } : { ok: false, status: current.status };
     }
-    const renewed = copyRun(run, KEEP);
-    renewed.leaseUntil = input.leaseUntil;
-    tables.writeRun(renewed, input.now);
+    tables.writeRun({ ...run, leaseUntil: input.leaseUntil }, input.now);
     return { ok: true };
   }
   const owned = ownedIndex(tables, input);
@@ -97,9 +96,7 @@ export function renewLease(tables: MemoryTables, input: RenewLeaseInput): RenewL
     return current === undefined ? { ok: false } : { ok: false, status: current.status };
   }
   // The run itself is not written: renewing an index changes nothing the run records.
-  const renewed = copyIndex(owned.index, KEEP);
-  renewed.leaseUntil = input.leaseUntil;
-  tables.putIndex(renewed);
+  tables.putIndex({ ...owned.index, leaseUntil: input.leaseUntil });
   return { ok: true };
 }
 
@@ -130,23 +127,19 @@ export function recoverExpiredRuns(tables: MemoryTables, input: RecoverExpiredRu
   }
   expired.sort(compareExpiredLeases);
   const recovered: RunRecord[] = [];
+  // A lost lease is a failed attempt, retried at once within the retry limit.
+  const outcome = { status: 'retry', error: LEASE_EXPIRED_ERROR, readyAt: input.now } as const;
   for (const lease of expired) {
     if (recovered.length >= input.limit) break;
     const run = tables.run(lease.runId);
     if (run === undefined) continue;
     if (lease.index === undefined) {
-      const back = copyRun(run, OMIT_LEASE);
-      back.status = 'pending';
-      back.attempt = run.attempt + 1;
-      back.readyAt = input.now;
-      back.error = LEASE_EXPIRED_ERROR;
-      recovered.push(tables.writeRun(back, input.now));
+      recovered.push(finishRun(tables, run, outcome, input.now));
       continue;
     }
     // An earlier recovery in this call may have failed the run, cancelling this index.
     const index = tables.index(lease.runId, lease.index);
     if (index?.status !== 'running') continue;
-    const outcome = { status: 'retry', error: LEASE_EXPIRED_ERROR, readyAt: input.now } as const;
     recovered.push(finishIndex(tables, run, index, outcome, input.now).run);
   }
   return recovered;
@@ -218,10 +211,13 @@ export function prune(tables: MemoryTables, job: JobRecord): void {
   for (const run of pruneHistory(tables.finishedRunsOf(job.name), job.history)) tables.deleteRun(run.id);
 }
 
-/** Applies an attempt's outcome to a plain run. */
+/** Applies an attempt's outcome to a plain run: a retry beyond the job's retry limit fails it. */
 function finishRun(tables: MemoryTables, run: RunRecord, outcome: AttemptOutcome, now: number): RunRecord {
   switch (outcome.status) {
     case 'retry': {
+      if (!withinRetryLimit(run.attempt, tables.job(run.jobName)?.retryLimit)) {
+        return endRun(tables, run, { status: 'failed', error: outcome.error }, now);
+      }
       const back = copyRun(run, OMIT_LEASE);
       back.status = 'pending';
       back.attempt = run.attempt + 1;
@@ -275,7 +271,7 @@ function finishIndex(
     }
     default: {
       counted.fanOut = fanOutCounts(fanOut, active, fanOut.succeeded, fanOut.failed + 1);
-      if (outcome.status === 'retry' && counted.fanOut.failed <= counted.fanOut.retryLimit) {
+      if (outcome.status === 'retry' && withinRetryLimit(counted.fanOut.failed, counted.fanOut.retryLimit)) {
         const back = copyIndex(index, OMIT_LEASE);
         back.status = 'pending';
         back.attempt = index.attempt + 1;

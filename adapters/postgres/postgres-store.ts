@@ -79,7 +79,7 @@ function upsertParam(input: UpsertJobInput): Record<string, unknown> {
     pendingTimeout: spec.pendingTimeoutMs ?? null,
     fanOutCompletions: spec.fanOut?.completions ?? null,
     fanOutParallelism: spec.fanOut?.parallelism ?? null,
-    fanOutRetryLimit: spec.fanOut?.retryLimit ?? null,
+    retryLimit: spec.retryLimit ?? null,
     startAt: spec.startAt ?? null,
     endAt: spec.endAt ?? null,
     jitterMs: spec.jitterMs ?? null,
@@ -233,13 +233,14 @@ export class PostgresStore implements Store {
 
   async createRun(input: CreateRunInput): Promise<CreateRunResult> {
     const { run } = input;
-    const raw = (await this.#batched(run.id, this.#traced(run, 'create_run($1::text, $2::text, $3::bigint, $4::text, $5::json, $6::bigint)', 7), [
+    const raw = (await this.#batched(run.id, this.#traced(run, 'create_run($1::text, $2::text, $3::bigint, $4::text, $5::json, $6::bigint, $7::bigint)', 8), [
       run.id,
       run.jobName,
       run.scheduledAt,
       run.trigger,
       dataParam(run),
       input.now,
+      run.readyAt,
       ...traceParam(run),
     ])) as { outcome: CreateRunResult['outcome']; run?: unknown };
     return raw.outcome === 'missing-job' ? { outcome: 'missing-job' } : { outcome: raw.outcome, run: toRun(raw.run) };
@@ -264,7 +265,7 @@ export class PostgresStore implements Store {
     const { run } = input;
     const raw = (await this.#batched(
       run.id,
-      this.#traced(run, 'schedule_backfill_run($1::text, $2::text, $3::bigint, $4::bigint, $5::text, $6::bigint, $7::text, $8::json, $9::bigint)', 10),
+      this.#traced(run, 'schedule_backfill_run($1::text, $2::text, $3::bigint, $4::bigint, $5::text, $6::bigint, $7::text, $8::json, $9::bigint, $10::bigint)', 11),
       [
         input.jobName,
         input.backfillId,
@@ -275,6 +276,7 @@ export class PostgresStore implements Store {
         run.trigger,
         dataParam(run),
         input.now,
+        run.readyAt,
         ...traceParam(run),
       ],
     )) as { outcome: ScheduleBackfillRunResult['outcome']; job?: unknown; run?: unknown };

@@ -19,7 +19,7 @@ const JOB_FIELDS = [
   'succeeded', 'failed', 'skipped', 'scheduledRuns', 'backfills',
 ];
 const JOB_OPTIONAL = [
-  'startingDeadlineMs', 'fanOut', 'pendingTimeoutMs', 'lastScheduleTime', 'lastSuccessfulTime', 'startAt', 'endAt', 'jitterMs', 'maxRuns',
+  'startingDeadlineMs', 'fanOut', 'retryLimit', 'pendingTimeoutMs', 'lastScheduleTime', 'lastSuccessfulTime', 'startAt', 'endAt', 'jitterMs', 'maxRuns',
 ];
 
 function pick(raw: Raw, required: readonly string[], optional: readonly string[]): Raw {

@@ -82,7 +82,7 @@ export function upsertArgs(input: UpsertJobInput): string[] {
     optional(spec.pendingTimeoutMs),
     optional(spec.fanOut?.completions),
     optional(spec.fanOut?.parallelism),
-    optional(spec.fanOut?.retryLimit),
+    optional(spec.retryLimit),
     optional(spec.maxRuns),
     num(input.now),
     num(input.initialCursor),
@@ -91,12 +91,12 @@ export function upsertArgs(input: UpsertJobInput): string[] {
 }
 
 /**
- * The script arguments describing a new run: id, jobName, scheduledAt, trigger,
- * hasData, data, then traceparent only when the run has one (the run's arguments come
- * last, so a run without one sends what it sent before trace context existed).
+ * The script arguments describing a new run: readyAt, id, jobName, scheduledAt,
+ * trigger, hasData, data, then traceparent only when the run has one (the run's
+ * arguments come last in every script).
  */
 export function newRunArgs(run: NewRun): string[] {
-  const args = [run.id, run.jobName, num(run.scheduledAt), run.trigger, run.data === undefined ? '0' : '1', run.data === undefined ? '' : JSON.stringify(run.data)];
+  const args = [num(run.readyAt), run.id, run.jobName, num(run.scheduledAt), run.trigger, run.data === undefined ? '0' : '1', run.data === undefined ? '' : JSON.stringify(run.data)];
   if (run.traceparent !== undefined) args.push(run.traceparent);
   return args;
 }
@@ -181,14 +181,15 @@ export function decodeRunOrUndefined(value: unknown): RunRecord | undefined {
 function decodeFanOut(map: Map<string, string>): FanOutState | undefined {
   const completions = map.get('completions');
   if (completions === undefined) return undefined;
-  return {
+  const fanOut: Draft<FanOutState> = {
     completions: Number(completions),
     parallelism: Number(required(map, 'parallelism', 'run')),
-    retryLimit: Number(required(map, 'retryLimit', 'run')),
     succeeded: Number(required(map, 'fanSucceeded', 'run')),
     failed: Number(required(map, 'fanFailed', 'run')),
     active: Number(required(map, 'fanActive', 'run')),
   };
+  assignNumber(fanOut, map, 'retryLimit');
+  return fanOut;
 }
 
 /** A run's HGETALL reply as a record: its fields assigned one by one, the absent optional ones left out (no spreads). */
@@ -282,12 +283,14 @@ export function decodeNotifications(message: string): StoreNotification[] {
 
 function notificationOf(parsed: unknown): StoreNotification | undefined {
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return undefined;
-  const { type, jobName, runId, readyAt, status } = parsed as Record<string, unknown>;
+  const { type, jobName, runId, readyAt, pendingUntil, status } = parsed as Record<string, unknown>;
   if (typeof jobName !== 'string') return undefined;
   if (type === 'job-changed') return { type, jobName };
   if (typeof runId !== 'string') return undefined;
   if (type === 'run-ready' && (typeof readyAt === 'string' || typeof readyAt === 'number')) {
-    return { type, jobName, runId, readyAt: Number(readyAt) };
+    return typeof pendingUntil === 'string' || typeof pendingUntil === 'number'
+      ? { type, jobName, runId, readyAt: Number(readyAt), pendingUntil: Number(pendingUntil) }
+      : { type, jobName, runId, readyAt: Number(readyAt) };
   }
   if (type === 'run-finished' && typeof status === 'string' && RUN_STATUSES.has(status)) {
     return { type, jobName, runId, status: status as RunStatus };

@@ -190,7 +190,7 @@ local function track(run, now)
     put(run, { pendingUntil = false })
     redis.call('ZREM', PENDING_UNTIL, id)
   end
-  if ready then notify({ type = 'run-ready', jobName = jobName, runId = id, readyAt = run.readyAt }) end
+  if ready then notify({ type = 'run-ready', jobName = jobName, runId = id, readyAt = run.readyAt, pendingUntil = run.pendingUntil }) end
 end
 
 -- The job's active runs (pending or running), as records, oldest first (compareOldestFirst).
@@ -210,19 +210,18 @@ local function activeRuns(name)
   return active
 end
 
--- Creates a pending run from args[base .. base + 6] (the script's ARGV): id, jobName,
--- scheduledAt, trigger, hasData ('1'/'0'), data (JSON), traceparent (absent for none); a
--- fan-out run when its job has fanOut.
--- Ready at readyAt if given, else now.
-local function insertRun(args, base, now, readyAt)
-  local id, jobName = args[base], args[base + 1]
-  local run = { id = id, jobName = jobName, scheduledAt = args[base + 2], trigger = args[base + 3], status = 'pending',
-    attempt = '1', createdAt = now, readyAt = readyAt or now, fence = '0' }
-  if args[base + 4] == '1' then run.data = args[base + 5] end
-  if args[base + 6] then run.traceparent = args[base + 6] end
-  local fanOut = redis.call('HMGET', jobKey(jobName), 'fanCompletions', 'fanParallelism', 'fanRetryLimit')
+-- Creates a pending run from args[base .. base + 7] (the script's ARGV, newRunArgs in
+-- codec.ts): readyAt (kept as the core gave it), id, jobName, scheduledAt, trigger, hasData
+-- ('1'/'0'), data (JSON), traceparent (absent for none); a fan-out run when its job has fanOut.
+local function insertRun(args, base, now)
+  local id, jobName = args[base + 1], args[base + 2]
+  local run = { id = id, jobName = jobName, scheduledAt = args[base + 3], trigger = args[base + 4], status = 'pending',
+    attempt = '1', createdAt = now, readyAt = args[base], fence = '0' }
+  if args[base + 5] == '1' then run.data = args[base + 6] end
+  if args[base + 7] then run.traceparent = args[base + 7] end
+  local fanOut = redis.call('HMGET', jobKey(jobName), 'fanCompletions', 'fanParallelism', 'retryLimit')
   if fanOut[1] then
-    run.completions, run.parallelism, run.retryLimit = fanOut[1], fanOut[2], fanOut[3]
+    run.completions, run.parallelism, run.retryLimit = fanOut[1], fanOut[2], fanOut[3] or nil
     run.fanSucceeded, run.fanFailed, run.fanActive, run.fanStarted = '0', '0', '0', '0'
   end
   redis.call('HSET', runKey(id), unpack(flat(run)))
@@ -311,8 +310,18 @@ local function cancelAhead(name, now)
   return cancelled
 end
 
--- Applies an attempt's outcome to a plain run: succeeded | failed | retry | released.
+-- withinRetryLimit in store-rules.ts: a failed attempt is retried while the failed attempts,
+-- it included, are at most the limit (absent: not limited).
+local function withinRetryLimit(failed, limit)
+  return not limit or tonumber(failed) <= tonumber(limit)
+end
+
+-- Applies an attempt's outcome to a plain run: succeeded | failed | retry | released. A
+-- retry beyond the job's retry limit fails the run.
 local function finishRun(run, outcome, now, errorJson, retryAt)
+  if outcome == 'retry' and not withinRetryLimit(run.attempt, redis.call('HGET', jobKey(run.jobName), 'retryLimit')) then
+    outcome = 'failed'
+  end
   if outcome == 'retry' then
     put(run, { status = 'pending', attempt = tostring(tonumber(run.attempt) + 1), readyAt = retryAt, error = errorJson,
       owner = false, leaseUntil = false })
@@ -351,7 +360,7 @@ local function finishIndex(run, index, record, outcome, now, errorJson, retryAt)
   else
     changes.fanFailed = tostring(tonumber(run.fanFailed) + 1)
     record.error = errorJson
-    if outcome == 'retry' and tonumber(changes.fanFailed) <= tonumber(run.retryLimit) then
+    if outcome == 'retry' and withinRetryLimit(changes.fanFailed, run.retryLimit) then
       record.status, record.attempt, record.readyAt = 'pending', tostring(tonumber(record.attempt) + 1), retryAt
     else
       record.status, record.finishedAt = 'failed', now

@@ -198,7 +198,7 @@ export class RedisStore implements Store {
   }
 
   async scheduleRun(input: ScheduleRunInput): Promise<ScheduleRunResult> {
-    const run = input.run === undefined ? ['0'] : ['1', optional(input.run.readyAt), ...newRunArgs(input.run)];
+    const run = input.run === undefined ? ['0'] : ['1', ...newRunArgs(input.run)];
     const reply = asArray(
       await this.#batched(lua.SCHEDULE_RUN, [input.jobName, num(input.expectedCursor), num(input.cursor), num(input.now), ...run]),
       'scheduleRun reply',

@@ -131,9 +131,8 @@ while #recovered < limit do
     local run = hgetall(runKey(lease.id))
     if not lease.index then
       if run and not run.completions and run.status == 'running' then
-        put(run, { status = 'pending', attempt = tostring(tonumber(run.attempt) + 1), readyAt = now, error = errorJson,
-          owner = false, leaseUntil = false })
-        track(run, now)
+        -- A lost lease is a failed attempt, retried at once within the retry limit.
+        finishRun(run, 'retry', now, errorJson, now)
         table.insert(recovered, flat(run))
       else
         redis.call('ZREM', RUN_LEASES, lease.id)

@@ -31,7 +31,7 @@ export const UPSERT_ARGC = 14;
 /**
  * ARGV: one group of `UPSERT_ARGC` per job, upserted in order: name, specJson,
  * policy, historySucceeded, historyFailed, then the optional historyTtl,
- * pendingTimeout, fanCompletions, fanParallelism, fanRetryLimit, maxRuns ('' when absent),
+ * pendingTimeout, fanCompletions, fanParallelism, retryLimit, maxRuns ('' when absent),
  * now, initialCursor, suspended ('' | '0' | '1'). Returns { created, job } per job,
  * with a third element, the cancelled runs, when suspending cancelled runs created ahead.
  */
@@ -44,7 +44,7 @@ for base = 0, #ARGV - 1, ${UPSERT_ARGC} do
   redis.call('HSET', key, 'spec', ARGV[base + 2], 'policy', ARGV[base + 3], 'historySucceeded', ARGV[base + 4],
     'historyFailed', ARGV[base + 5])
   -- Copies of the spec's optional fields for the scripts; the spec is replaced as a whole.
-  for i, field in ipairs({ 'historyTtl', 'pendingTimeout', 'fanCompletions', 'fanParallelism', 'fanRetryLimit', 'maxRuns' }) do
+  for i, field in ipairs({ 'historyTtl', 'pendingTimeout', 'fanCompletions', 'fanParallelism', 'retryLimit', 'maxRuns' }) do
     local value = ARGV[base + 5 + i]
     if value == '' then redis.call('HDEL', key, field) else redis.call('HSET', key, field, value) end
   end
@@ -123,9 +123,8 @@ return { jobReply(name), cancelled }
 `);
 
 /**
- * ARGV: jobName, expectedCursor, cursor, now, hasRun ('1' | '0'), then for a run its
- * readyAt ('' for its tick) and the run (id, jobName, scheduledAt, trigger, hasData,
- * data[, traceparent]).
+ * ARGV: jobName, expectedCursor, cursor, now, hasRun ('1' | '0'), then for a run the
+ * run (readyAt, id, jobName, scheduledAt, trigger, hasData, data[, traceparent]).
  * Returns { outcome, job, run | activeIds, cancelled }.
  */
 export const SCHEDULE_RUN = batchable(`
@@ -164,17 +163,15 @@ if policy == 'Replace' then
     table.insert(cancelled, flat(run))
   end
 end
--- Ready at its tick (the planner creates an Allow job's run ahead of it), or at its jittered readyAt.
-local readyAt = ARGV[6] ~= '' and ARGV[6] or ARGV[9]
-local run = insertRun(ARGV, 7, now, tonumber(readyAt) > tonumber(now) and readyAt or now)
+local run = insertRun(ARGV, 6, now)
 redis.call('HINCRBY', key, 'scheduledRuns', 1)
 advance()
 return { 'created', jobReply(name), flat(run), cancelled }
 `);
 
-/** ARGV: now, then the run (id, jobName, scheduledAt, trigger, hasData, data[, traceparent]). Returns { outcome, run }. */
+/** ARGV: now, then the run (readyAt, id, jobName, scheduledAt, trigger, hasData, data[, traceparent]). Returns { outcome, run }. */
 export const CREATE_RUN = batchable(`
-local now, id, jobName = ARGV[1], ARGV[2], ARGV[3]
+local now, id, jobName = ARGV[1], ARGV[3], ARGV[4]
 if redis.call('EXISTS', jobKey(jobName)) == 0 then return { 'missing-job' } end
 if redis.call('EXISTS', runKey(id)) == 1 then return { 'exists', runReply(id) } end
 return { 'created', flat(insertRun(ARGV, 2, now)) }
@@ -191,7 +188,7 @@ return jobReply(name)
 
 /**
  * ARGV: jobName, backfillId, expectedNext, next ('' when the range ends), now, then
- * the run (id, jobName, scheduledAt, trigger, hasData, data[, traceparent]).
+ * the run (readyAt, id, jobName, scheduledAt, trigger, hasData, data[, traceparent]).
  * Returns { outcome, job, run }.
  */
 export const SCHEDULE_BACKFILL_RUN = batchable(`
@@ -212,7 +209,7 @@ for _, run in ipairs(activeRuns(name)) do
 end
 if nextTick == '' then redis.call('LPOP', backfillsKey(name))
 else redis.call('LSET', backfillsKey(name), 0, nextTick .. ' ' .. firstTo .. ' ' .. firstId .. firstRest) end
-local runId = ARGV[6]
+local runId = ARGV[7]
 if redis.call('EXISTS', runKey(runId)) == 1 then return { 'exists', jobReply(name), runReply(runId) } end
 return { 'created', jobReply(name), flat(insertRun(ARGV, 6, now)) }
 `);

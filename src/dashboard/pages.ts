@@ -97,7 +97,7 @@ function jobSummary(ctx: PageContext, job: JobRecord): Html {
 <dt>Succeeded / failed / skipped</dt><dd>${job.succeeded} / ${job.failed} / ${job.skipped}</dd>
 ${job.startingDeadlineMs === undefined ? '' : html`<dt>Starting deadline</dt><dd>${describeDuration(job.startingDeadlineMs)}</dd>`}
 ${job.pendingTimeoutMs === undefined ? '' : html`<dt>Pending timeout</dt><dd>${describeDuration(job.pendingTimeoutMs)}</dd>`}
-${fanOut === undefined ? '' : html`<dt>Fan-out</dt><dd>${fanOut.completions} completions, parallelism ${fanOut.parallelism}, ${fanOut.retryLimit} failed attempts allowed</dd>`}
+${fanOut === undefined ? '' : html`<dt>Fan-out</dt><dd>${fanOut.completions} completions, parallelism ${fanOut.parallelism}, ${job.retryLimit ?? 'any number of'} failed attempts allowed</dd>`}
 <dt>Created</dt><dd>${time(ctx, job.createdAt, job.timezone)}</dd>
 <dt>Pending backfills</dt><dd>${job.backfills.length === 0 ? html`<span class="muted">none</span>` : job.backfills.map((range) => html`<div>next ${iso(range.next)} → ${iso(range.to)}</div>`)}</dd>
 </dl>`;

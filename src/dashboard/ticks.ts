@@ -4,7 +4,7 @@
  * the scheduler's own schedule code (`ScheduleCache`, `previewTicks()`), so they are
  * the ticks it fires.
  */
-import { defaultAnchor, runsLeft } from '../planner.js';
+import { anchorOf, nextRunTick, runsLeft } from '../planner.js';
 import type { Draft } from '../draft.js';
 import { previewTicks, type NextTicksOptions, type TickPreview } from '../preview.js';
 import { ScheduleCache } from '../schedule-cache.js';
@@ -19,9 +19,9 @@ export class TickReader {
   readonly #schedules = new ScheduleCache();
   readonly #zones = new ZoneCache();
 
-  /** The tick after the cursor, unless the cursor is a tick still to come (its run created ahead): as `getJob().nextRunAt`. */
+  /** The job's next run's tick, as `getJob().nextRunAt` (`nextRunTick`). */
   nextTick(job: JobRecord, now: number): number | undefined {
-    return this.#schedules.of(job).next(Math.min(job.cursor, now));
+    return nextRunTick(this.#schedules.of(job), job, now);
   }
 
   /**
@@ -37,7 +37,7 @@ export class TickReader {
         ? schedule.expression
         : schedule.kind === 'at'
           ? { at: schedule.at }
-          : { every: schedule.everyMs, anchor: schedule.anchor ?? defaultAnchor(job.createdAt) };
+          : { every: schedule.everyMs, anchor: anchorOf(schedule, job.createdAt) };
     // With a run limit, the ticks left are counted from the cursor (a run created ahead of its tick has counted).
     const after = left === undefined ? now : Math.max(now, job.cursor);
     const options: Draft<NextTicksOptions> = { timezone: job.timezone, after, count };

@@ -17,17 +17,19 @@ const T0 = Date.UTC(2026, 0, 1);
 const JOBS = ['a', 'b'] as const;
 const POLICIES: readonly ConcurrencyPolicy[] = ['Allow', 'Forbid', 'Replace', 'CatchUp'];
 /**
- * The fan-out shapes a job may take (0: a plain job): parallelism 1 to `completions`,
+ * The fan-out shapes and retry limits a job may take (no fanOut: a plain job; no retryLimit: not limited): parallelism 1 to `completions`,
  * retry limits 0 to 2, and some with more indices running than failures allowed, so
  * one recovery can fail a run whose other expired indices the same call then skips.
  */
-const FAN_OUTS: readonly (FanOutSpec | undefined)[] = [
-  undefined,
-  { completions: 2, parallelism: 1, retryLimit: 0 },
-  { completions: 2, parallelism: 2, retryLimit: 0 },
-  { completions: 3, parallelism: 2, retryLimit: 1 },
-  { completions: 3, parallelism: 3, retryLimit: 1 },
-  { completions: 3, parallelism: 1, retryLimit: 2 },
+const FAN_OUTS: readonly { readonly fanOut?: FanOutSpec; readonly retryLimit?: number }[] = [
+  {},
+  { retryLimit: 0 },
+  { retryLimit: 1 },
+  { fanOut: { completions: 2, parallelism: 1 }, retryLimit: 0 },
+  { fanOut: { completions: 2, parallelism: 2 }, retryLimit: 0 },
+  { fanOut: { completions: 3, parallelism: 2 }, retryLimit: 1 },
+  { fanOut: { completions: 3, parallelism: 3 }, retryLimit: 1 },
+  { fanOut: { completions: 3, parallelism: 1 }, retryLimit: 2 },
 ];
 /** `pendingTimeoutMs` and `history.ttlMs` choices (0: none); whole seconds, like leases and time steps, so deadlines tie. */
 const PENDING_TIMEOUTS: readonly (number | undefined)[] = [undefined, 2_000, 5_000];
@@ -119,7 +121,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
 
 function spec(step: Shape): JobSpec {
   const history = { succeeded: step.succeeded, failed: step.failed };
-  const fanOut = FAN_OUTS[step.fanOut];
+  const shape = FAN_OUTS[step.fanOut] ?? {};
   const pendingTimeoutMs = PENDING_TIMEOUTS[step.pendingTimeout];
   const ttlMs = TTLS[step.ttl];
   return {
@@ -128,7 +130,7 @@ function spec(step: Shape): JobSpec {
     timezone: 'UTC',
     concurrencyPolicy: POLICIES[step.policy] ?? 'Allow',
     history: ttlMs === undefined ? history : { ...history, ttlMs },
-    ...(fanOut === undefined ? {} : { fanOut }),
+    ...shape,
     ...(pendingTimeoutMs === undefined ? {} : { pendingTimeoutMs }),
   };
 }
@@ -210,12 +212,12 @@ async function prepare(reference: Store, step: Exclude<Op, { kind: 'advance' }>,
       const current = await reference.getJob(name);
       const expectedCursor = (current?.cursor ?? T0) - (step.stale ? 1 : 0);
       const at = (current?.cursor ?? T0) + step.minutes * 60_000;
-      const run = { id: `${name}.${at / 1000}`, jobName: name, scheduledAt: at, trigger: 'schedule' as const };
+      const run = { id: `${name}.${at / 1000}`, jobName: name, scheduledAt: at, trigger: 'schedule' as const, readyAt: Math.max(now, at) };
       return (store) => store.scheduleRun(step.withRun ? { jobName: name, expectedCursor, cursor: at, run, now } : { jobName: name, expectedCursor, cursor: at, now });
     }
     case 'manual': {
       const name = JOBS[step.job] ?? 'a';
-      const run = { id: `${name}.manual.${step.key}`, jobName: name, scheduledAt: now, trigger: 'manual' as const };
+      const run = { id: `${name}.manual.${step.key}`, jobName: name, scheduledAt: now, trigger: 'manual' as const, readyAt: now };
       return (store) => store.createRun({ run: step.data ? { ...run, data: { k: [step.key, []] } } : run, now });
     }
     case 'backfill': {
@@ -227,7 +229,7 @@ async function prepare(reference: Store, step: Exclude<Op, { kind: 'advance' }>,
       const name = JOBS[step.job] ?? 'a';
       const first = (await reference.getJob(name))?.backfills[0] ?? { id: 'none', next: T0, to: T0 };
       const expectedNext = first.next - (step.stale ? 60_000 : 0);
-      const run = { id: `${name}.backfill.${first.next / 1000}`, jobName: name, scheduledAt: first.next, trigger: 'backfill' as const };
+      const run = { id: `${name}.backfill.${first.next / 1000}`, jobName: name, scheduledAt: first.next, trigger: 'backfill' as const, readyAt: now };
       const base = { jobName: name, backfillId: first.id, expectedNext, run, now };
       return (store) => store.scheduleBackfillRun(first.next < first.to ? { ...base, next: first.next + 60_000 } : base);
     }

@@ -44,7 +44,7 @@ async function addJob(store: Store, name: string): Promise<void> {
   ]);
 }
 
-const newRun = (id: string, jobName = 'a') => ({ run: { id, jobName, scheduledAt: T0, trigger: 'manual' as const }, now: T0 });
+const newRun = (id: string, jobName = 'a') => ({ run: { id, jobName, scheduledAt: T0, trigger: 'manual' as const, readyAt: T0 }, now: T0 });
 const claim = (runId: string, owner: string) => ({ runId, owner, now: T0, leaseUntil: T0 + MINUTE });
 
 function batchingSuite(name: string, client: () => Queryable, drop: (schema: string) => Promise<unknown>): void {
@@ -70,7 +70,7 @@ function batchingSuite(name: string, client: () => Queryable, drop: (schema: str
         const created = await Promise.all([store.createRun(newRun('a.manual.1')), store.createRun(newRun('a.manual.1')), store.createRun(newRun('a.manual.2'))]);
         expect(created.map((result) => result.outcome)).toEqual(['created', 'exists', 'created']);
         expect(statements).toHaveLength(1);
-        expect(statements[0]).toMatch(/create_run\(\$1::text.* AS r0, .*create_run\(\$7::text.* AS r1, .*create_run\(\$13::text.* AS r2$/);
+        expect(statements[0]).toMatch(/create_run\(\$1::text.* AS r0, .*create_run\(\$8::text.* AS r1, .*create_run\(\$15::text.* AS r2$/);
 
         // Two owners race for a run in one statement: the first call claims it, the second sees it claimed.
         statements.length = 0;
@@ -106,15 +106,15 @@ function batchingSuite(name: string, client: () => Queryable, drop: (schema: str
         const results = await Promise.all([store.createRun(newRun('b.manual.1', 'b')), store.createRun(newRun('a.manual.1'))]);
         expect(results.map((result) => result.outcome === 'created' && result.run.id)).toEqual(['b.manual.1', 'a.manual.1']);
         expect(statements).toHaveLength(1);
-        // Six parameters per create_run call: a's call comes first.
-        expect([params[0]![0], params[0]![6]]).toEqual(['a.manual.1', 'b.manual.1']);
+        // Seven parameters per create_run call: a's call comes first.
+        expect([params[0]![0], params[0]![7]]).toEqual(['a.manual.1', 'b.manual.1']);
       }));
 
     it('re-sends each call alone when a statement fails, so only the bad call fails', () =>
       withStore(async (store, statements) => {
         const results = await Promise.allSettled([
           store.createRun(newRun('a.manual.1')),
-          store.createRun({ run: { id: null as never, jobName: 'a', scheduledAt: T0, trigger: 'manual' }, now: T0 }),
+          store.createRun({ run: { id: null as never, jobName: 'a', scheduledAt: T0, trigger: 'manual', readyAt: T0 }, now: T0 }),
           store.createRun(newRun('a.manual.2')),
         ]);
         expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);

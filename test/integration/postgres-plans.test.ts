@@ -46,7 +46,7 @@ async function seqScansOfFinishes(db: Queryable, schema: string): Promise<SeqSca
   const cycle = async (i: number): Promise<void> => {
     const id = `a.${String(i).padStart(4, '0')}`;
     const now = T0 + i;
-    await db.query(`SELECT ${s}.create_run($1, 'a', $2, 'manual', NULL, $2)`, [id, now]);
+    await db.query(`SELECT ${s}.create_run($1, 'a', $2, 'manual', NULL, $2, $2)`, [id, now]);
     const claimed = await db.query(`SELECT ${s}.claim_run($1, 'w', $2, $3, NULL) AS r`, [id, now, now + 60_000]);
     const { fence } = (claimed.rows[0] as { r: { run: { fence: number } } }).r.run;
     const status = i % 2 === 0 ? 'succeeded' : 'failed';
@@ -66,7 +66,7 @@ async function seqScansOfFinishes(db: Queryable, schema: string): Promise<SeqSca
     // Generic plans from the first use on: what a connection settles on after five calls.
     await db.query('SET LOCAL plan_cache_mode = force_generic_plan');
     for (let i = 0; i < 4; i += 1) await cycle(i);
-    await db.query(`SELECT count(${s}.create_run('a.bulk.' || g, 'a', $1, 'manual', NULL, $1)) FROM generate_series(1, ${BULK}) g`, [T0]);
+    await db.query(`SELECT count(${s}.create_run('a.bulk.' || g, 'a', $1, 'manual', NULL, $1, $1)) FROM generate_series(1, ${BULK}) g`, [T0]);
     const before = await counts();
     for (let i = 4; i < 4 + CYCLES; i += 1) await cycle(i);
     const after = await counts();

@@ -109,10 +109,10 @@ describe.skipIf(!up)('Postgres at a million jobs', () => {
         expectedCursor: T0, // an existing job's upsert keeps its cursor
         cursor: tick,
         now,
-        run: { id: `${job}.${tick / 1000}`, jobName: job, scheduledAt: tick, trigger: 'schedule' },
+        run: { id: `${job}.${tick / 1000}`, jobName: job, scheduledAt: tick, trigger: 'schedule', readyAt: tick },
       });
       expect(scheduled.outcome).toBe('created');
-      const manual = await store.createRun({ run: { id: `${job}.manual.k`, jobName: job, scheduledAt: now, trigger: 'manual' }, now });
+      const manual = await store.createRun({ run: { id: `${job}.manual.k`, jobName: job, scheduledAt: now, trigger: 'manual', readyAt: now }, now });
       expect(manual.outcome).toBe('created');
       const names = new Set([job, name(7), 'zz-new']);
       expect((await store.findReadyRuns({ jobNames: names, now: tick, limit: 100 })).runs.map((run) => run.id)).toEqual([`${job}.manual.k`, `${job}.${tick / 1000}`]);
@@ -166,7 +166,7 @@ describe.skipIf(!up)('Postgres at a million jobs', () => {
       const ready = [name(10), name(20)];
       for (const job of [...ready, name(30), name(999_999)]) {
         const at = job === name(30) ? now + MINUTE : now;
-        await store.createRun({ run: { id: `${job}.manual.poll`, jobName: job, scheduledAt: at, trigger: 'manual' }, now: at });
+        await store.createRun({ run: { id: `${job}.manual.poll`, jobName: job, scheduledAt: at, trigger: 'manual', readyAt: at }, now: at });
       }
       const registered = new Set(Array.from({ length: 5_000 }, (_, i) => name(i + 1)));
       sent.length = 0;

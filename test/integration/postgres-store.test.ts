@@ -164,7 +164,7 @@ describe.skipIf(!up)('PostgresStore on a real server', () => {
           now: T0,
           initialCursor: T0,
         });
-        const created = await store.createRun({ run: { id: 'a.manual.k', jobName: 'a', scheduledAt: T0, trigger: 'manual', data }, now: T0 });
+        const created = await store.createRun({ run: { id: 'a.manual.k', jobName: 'a', scheduledAt: T0, trigger: 'manual', readyAt: T0, data }, now: T0 });
         if (created.outcome === 'missing-job') throw new Error('setup');
         expect(created.run.data).toStrictEqual(data);
         const stored = await store.getRun('a.manual.k');
@@ -181,7 +181,7 @@ describe.skipIf(!up)('PostgresStore on a real server', () => {
           now: T0,
           initialCursor: T0,
         });
-        await store.createRun({ run: { id: 'a.manual.k', jobName: 'a', scheduledAt: T0, trigger: 'manual' }, now: T0 });
+        await store.createRun({ run: { id: 'a.manual.k', jobName: 'a', scheduledAt: T0, trigger: 'manual', readyAt: T0 }, now: T0 });
         const stored = await store.getRun('a.manual.k');
         expect(stored).toBeDefined();
         expect('data' in (stored ?? {})).toBe(false);
@@ -195,7 +195,7 @@ describe.skipIf(!up)('PostgresStore on a real server', () => {
       timezone: version === 1 ? 'UTC' : 'Europe/Paris',
       concurrencyPolicy: version === 1 ? 'Allow' : 'Forbid',
       ...(i % 3 === version ? { startingDeadlineMs: 5_000 } : {}),
-      ...(i % 5 === version ? { fanOut: { completions: 4, parallelism: 2, retryLimit: 1 } } : {}),
+      ...(i % 5 === version ? { fanOut: { completions: 4, parallelism: 2 }, retryLimit: 1 } : {}),
       ...(i % 7 === version ? { pendingTimeoutMs: 60_000 } : {}),
       history: i % 2 === version - 1 ? { succeeded: 3, failed: 2, ttlMs: 86_400_000 } : { succeeded: 1, failed: 1 },
     });

@@ -37,7 +37,7 @@ async function tick(store: Store, jobs: readonly string[], minute: number, toget
   };
   const scheduled = await each(
     jobs.map((jobName) => () =>
-      store.scheduleRun({ jobName, expectedCursor: at - MINUTE, cursor: at, now: at, run: { id: runId(jobName, minute), jobName, scheduledAt: at, trigger: 'schedule' } }),
+      store.scheduleRun({ jobName, expectedCursor: at - MINUTE, cursor: at, now: at, run: { id: runId(jobName, minute), jobName, scheduledAt: at, trigger: 'schedule', readyAt: at } }),
     ),
   );
   const claims = await each(
@@ -64,7 +64,7 @@ async function tick(store: Store, jobs: readonly string[], minute: number, toget
   );
   // A late finish by a loser: refused, in a batch as alone.
   const refused = await each(jobs.map((jobName) => () => store.finishAttempt({ runId: runId(jobName, minute), owner: 'nobody', fence: 1, now: at + 3, outcome: { status: 'succeeded' } })));
-  const created = await each(jobs.map((jobName) => () => store.createRun({ now: at + 4, run: { id: `${jobName}.manual-${minute}`, jobName, scheduledAt: at + 4, trigger: 'manual' } })));
+  const created = await each(jobs.map((jobName) => () => store.createRun({ now: at + 4, run: { id: `${jobName}.manual-${minute}`, jobName, scheduledAt: at + 4, trigger: 'manual', readyAt: at + 4 } })));
   return [scheduled, claims, renewed, finished, refused, created];
 }
 
@@ -106,7 +106,7 @@ describe.skipIf(!up)('RedisStore call batching', () => {
     await withStore(async (store, evals) => {
       await addJobs(store, ['a']);
       const at = T0 + MINUTE;
-      await store.scheduleRun({ jobName: 'a', expectedCursor: T0, cursor: at, now: at, run: { id: runId('a', 1), jobName: 'a', scheduledAt: at, trigger: 'schedule' } });
+      await store.scheduleRun({ jobName: 'a', expectedCursor: T0, cursor: at, now: at, run: { id: runId('a', 1), jobName: 'a', scheduledAt: at, trigger: 'schedule', readyAt: at } });
       evals.length = 0;
       const claims = await Promise.all(['x', 'y', 'z'].map((owner) => store.claimRun({ runId: runId('a', 1), owner, now: at, leaseUntil: at + MINUTE })));
       expect(evals).toHaveLength(1);
@@ -138,7 +138,7 @@ describe.skipIf(!up)('RedisStore call batching', () => {
     await withStore(async (store, evals, prefix) => {
       await addJobs(store, ['a']);
       const ids = ['a.1', 'a.2', 'a.3'];
-      for (const id of ids) await store.createRun({ now: T0, run: { id, jobName: 'a', scheduledAt: T0, trigger: 'manual' } });
+      for (const id of ids) await store.createRun({ now: T0, run: { id, jobName: 'a', scheduledAt: T0, trigger: 'manual', readyAt: T0 } });
       // A run key of the wrong type: HGETALL fails inside the claim script.
       await admin.set(`{${prefix}}:run:a.bad`, 'not a hash');
       evals.length = 0;
@@ -175,7 +175,7 @@ describe.skipIf(!up)('RedisStore call batching', () => {
           if (Number(subscribers) > 0) break;
         }
         evals.length = 0;
-        await Promise.all(ids.map((id) => store.createRun({ now: T0, run: { id, jobName: 'a', scheduledAt: T0, trigger: 'manual' } })));
+        await Promise.all(ids.map((id) => store.createRun({ now: T0, run: { id, jobName: 'a', scheduledAt: T0, trigger: 'manual', readyAt: T0 } })));
         expect(evals.length).toBeLessThanOrEqual(3);
         await delivered; // published after the subscription: each one arrives (the test's timeout bounds it)
         expect(seen).toEqual(ids.map((id) => ({ type: 'run-ready', jobName: 'a', runId: id, readyAt: T0 })));

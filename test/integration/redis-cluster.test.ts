@@ -72,7 +72,7 @@ describe.skipIf(!available)('RedisStore on Redis Cluster', () => {
       const upserted = await store.upsertJobs([{ spec, now: T0, initialCursor: T0 }, { spec: { ...spec, name: 'b' }, now: T0, initialCursor: T0 }]);
       expect(upserted.map((r) => [r.job.name, r.created])).toEqual([['a', true], ['b', true]]);
       await store.addBackfill({ jobName: 'a', range: { id: 'b', next: T0, to: T0 } });
-      await store.createRun({ run: { id: 'a.manual.1', jobName: 'a', scheduledAt: T0, trigger: 'manual' }, now: T0 });
+      await store.createRun({ run: { id: 'a.manual.1', jobName: 'a', scheduledAt: T0, trigger: 'manual', readyAt: T0 }, now: T0 });
       await store.lock().acquire({ name: 'planner', owner: 'p', now: T0, leaseUntil: T0 + 1_000 });
       const keysPerNode = await Promise.all(
         client.nodes('master').map(async (node) => (await node.keys(`{${prefix}}*`)).length),

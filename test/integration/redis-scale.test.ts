@@ -61,7 +61,7 @@ describe.skipIf(!up)('Redis findReadyRuns for an instance with many jobs', () =>
       await jobs(store, [name(10), name(20), name(30), name(40), 'elsewhere']);
       // Ready now (two jobs), ready later (one), and a ready run of a job this instance does not handle.
       for (const [job, at] of [[name(10), now], [name(20), now - MINUTE], [name(30), now + MINUTE], ['elsewhere', now]] as const) {
-        await store.createRun({ run: { id: `${job}.manual.k`, jobName: job, scheduledAt: at, trigger: 'manual' }, now: at });
+        await store.createRun({ run: { id: `${job}.manual.k`, jobName: job, scheduledAt: at, trigger: 'manual', readyAt: at }, now: at });
       }
       let found: Awaited<ReturnType<RedisStore['findReadyRuns']>> | undefined;
       const largest = await largestCall(async () => {
@@ -89,7 +89,7 @@ describe.skipIf(!up)('Redis findReadyRuns for an instance with many jobs', () =>
   it('indexes the claimable runs of a prefix written before the index existed, once, at init', () =>
     withStore(async (store, prefix) => {
       await jobs(store, [name(1), name(2)]);
-      await store.createRun({ run: { id: `${name(1)}.manual.k`, jobName: name(1), scheduledAt: now, trigger: 'manual' }, now });
+      await store.createRun({ run: { id: `${name(1)}.manual.k`, jobName: name(1), scheduledAt: now, trigger: 'manual', readyAt: now }, now });
       await client.del(`{${prefix}}:ready-jobs`, `{${prefix}}:ready-jobs-built`);
       expect(await store.findReadyRuns({ jobNames: registered, now, limit: 100 })).toEqual({ runs: [] }); // what an old layout looks like
       const again = new RedisStore({ client, prefix });
@@ -102,7 +102,7 @@ describe.skipIf(!up)('Redis findReadyRuns for an instance with many jobs', () =>
     withStore(async (store) => {
       const all = Array.from({ length: 1_500 }, (_, i) => name(i));
       await jobs(store, all);
-      await Promise.all(all.map((job) => store.createRun({ run: { id: `${job}.manual.k`, jobName: job, scheduledAt: now, trigger: 'manual' }, now })));
+      await Promise.all(all.map((job) => store.createRun({ run: { id: `${job}.manual.k`, jobName: job, scheduledAt: now, trigger: 'manual', readyAt: now }, now })));
       const mine = new Set(all.slice(0, 1_001));
       let found: Awaited<ReturnType<RedisStore['findReadyRuns']>> | undefined;
       const largest = await largestCall(async () => {

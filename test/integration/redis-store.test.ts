@@ -149,7 +149,7 @@ describe.skipIf(!up)('RedisStore', () => {
           await upsert(store, { spec, now: T0, initialCursor: T0 });
           expect(seen).toContainEqual({ type: 'job-changed', jobName: 'a' });
         }, { timeout: 5_000, interval: 50 });
-        await store.createRun({ run: { id: 'a.manual.k', jobName: 'a', scheduledAt: T0, trigger: 'manual' }, now: T0 });
+        await store.createRun({ run: { id: 'a.manual.k', jobName: 'a', scheduledAt: T0, trigger: 'manual', readyAt: T0 }, now: T0 });
         expect((await store.getRun('a.manual.k'))?.status).toBe('pending');
         expect(await admin.exists(`app:{${prefix}}:run:a.manual.k`)).toBe(1);
       } finally {
@@ -187,7 +187,7 @@ describe.skipIf(!up)('RedisStore', () => {
           jobName: 'a',
           expectedCursor: T0,
           cursor: T0 + 60_000,
-          run: { id: 'a.1767225660', jobName: 'a', scheduledAt: T0 + 60_000, trigger: 'schedule' },
+          run: { id: 'a.1767225660', jobName: 'a', scheduledAt: T0 + 60_000, trigger: 'schedule', readyAt: T0 + 60_000 },
           now: T0 + 60_000,
         });
         expect(result.outcome).toBe('created');
@@ -223,13 +223,13 @@ describe.skipIf(!up)('RedisStore', () => {
       withStore(async (store) => {
         await upsert(store, { spec, now: T0, initialCursor: T0 });
         for (const [index, data] of values.entries()) {
-          const created = await store.createRun({ run: { id: `a.manual.${index}`, jobName: 'a', scheduledAt: T0, trigger: 'manual', data }, now: T0 });
+          const created = await store.createRun({ run: { id: `a.manual.${index}`, jobName: 'a', scheduledAt: T0, trigger: 'manual', readyAt: T0, data }, now: T0 });
           expect(created.outcome).toBe('created');
           if (created.outcome === 'missing-job') return;
           expect(created.run.data).toStrictEqual(data);
           expect((await store.getRun(`a.manual.${index}`))?.data).toStrictEqual(data);
         }
-        const without = await store.createRun({ run: { id: 'a.manual.none', jobName: 'a', scheduledAt: T0, trigger: 'manual' }, now: T0 });
+        const without = await store.createRun({ run: { id: 'a.manual.none', jobName: 'a', scheduledAt: T0, trigger: 'manual', readyAt: T0 }, now: T0 });
         expect(without.outcome === 'created' && 'data' in without.run).toBe(false);
       }));
 
@@ -261,7 +261,7 @@ describe.skipIf(!up)('RedisStore', () => {
             await upsert(store, { spec, now: T0, initialCursor: T0 });
             expect(seen).toContainEqual({ type: 'job-changed', jobName: 'a' });
           }, { timeout: 5_000, interval: 50 });
-          await store.createRun({ run: { id: 'a.manual.k', jobName: 'a', scheduledAt: T0, trigger: 'manual' }, now: T0 + 3 });
+          await store.createRun({ run: { id: 'a.manual.k', jobName: 'a', scheduledAt: T0, trigger: 'manual', readyAt: T0 + 3 }, now: T0 + 3 });
           await vi.waitFor(() => expect(seen).toContainEqual({ type: 'run-ready', jobName: 'a', runId: 'a.manual.k', readyAt: T0 + 3 }));
         } finally {
           unwatch();
@@ -309,7 +309,7 @@ describe.skipIf(!up)('RedisStore', () => {
         case 0:
           return { ...base, pendingTimeoutMs: 1_000 + i };
         case 1:
-          return { ...base, concurrencyPolicy: 'Forbid', fanOut: { completions: 3, parallelism: 2, retryLimit: i % 4 } };
+          return { ...base, concurrencyPolicy: 'Forbid', fanOut: { completions: 3, parallelism: 2 }, retryLimit: i % 4 };
         default:
           return { ...base, history: { succeeded: 2, failed: 5, ttlMs: 60_000 + i }, startingDeadlineMs: i };
       }
@@ -401,10 +401,10 @@ describe.skipIf(!up)('RedisStore', () => {
       withStore(async (store) => {
         for (const name of ['busy', 'a']) await upsert(store, { spec: { ...spec, name }, now: T0, initialCursor: T0 });
         for (let i = 0; i < 50; i += 1) {
-          await store.createRun({ run: { id: `busy.manual.${i}`, jobName: 'busy', scheduledAt: T0, trigger: 'manual' }, now: T0 });
+          await store.createRun({ run: { id: `busy.manual.${i}`, jobName: 'busy', scheduledAt: T0, trigger: 'manual', readyAt: T0 }, now: T0 });
         }
         for (const [id, scheduledAt] of [['a.manual.z', T0 + 1], ['a.manual.y', T0 + 2], ['a.manual.x', T0 + 1]] as const) {
-          await store.createRun({ run: { id, jobName: 'a', scheduledAt, trigger: 'manual' }, now: T0 + 10 });
+          await store.createRun({ run: { id, jobName: 'a', scheduledAt, trigger: 'manual', readyAt: T0 + 10 }, now: T0 + 10 });
         }
         const found = await store.findReadyRuns({ jobNames: new Set(['a']), now: T0 + 10, limit: 2 });
         expect(found.runs.map((r) => r.id)).toEqual(['a.manual.x', 'a.manual.z']);
@@ -431,7 +431,7 @@ describe.skipIf(!up)('RedisStore', () => {
       await both(async (store) => {
         await upsert(store, { spec, now: T0, initialCursor: T0 });
         for (const [i, scheduledAt] of scheduledAts.entries()) {
-          await store.createRun({ run: { id: `a.manual.${(i * 7) % 10}`, jobName: 'a', scheduledAt, trigger: 'manual' }, now: T0 });
+          await store.createRun({ run: { id: `a.manual.${(i * 7) % 10}`, jobName: 'a', scheduledAt, trigger: 'manual', readyAt: T0 }, now: T0 });
         }
         found.push((await store.findReadyRuns({ jobNames: new Set(['a']), now: T0, limit: 4 })).runs.map((r) => r.id));
         found.push((await store.findReadyRuns({ jobNames: new Set(['a']), now: T0, limit: 20 })).runs.map((r) => r.id));
@@ -444,7 +444,7 @@ describe.skipIf(!up)('RedisStore', () => {
         await upsert(store, { spec: { ...spec, history: { succeeded: 3, failed: 2 } }, now: T0, initialCursor: T0 });
         for (const [i, scheduledAt] of scheduledAts.entries()) {
           const id = `a.manual.${(i * 3) % 10}`;
-          await store.createRun({ run: { id, jobName: 'a', scheduledAt, trigger: 'manual' }, now: T0 + (i % 3) });
+          await store.createRun({ run: { id, jobName: 'a', scheduledAt, trigger: 'manual', readyAt: T0 + (i % 3) }, now: T0 + (i % 3) });
           const claimed = await store.claimRun({ runId: id, owner: 'o', now: T0 + 5, leaseUntil: T0 + 60_000 });
           const outcome = i % 2 === 0 ? { status: 'succeeded' as const } : { status: 'failed' as const, error: { name: 'E', message: 'm' } };
           await store.finishAttempt({ runId: id, owner: 'o', fence: claimed?.run.fence ?? 0, now: T0 + 9, outcome });

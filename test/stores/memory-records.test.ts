@@ -46,7 +46,8 @@ const job: Required<JobRecord> = {
   timezone: 'UTC',
   concurrencyPolicy: 'Allow',
   startingDeadlineMs: 1,
-  fanOut: { completions: 2, parallelism: 1, retryLimit: 0 },
+  fanOut: { completions: 2, parallelism: 1 },
+  retryLimit: 0,
   pendingTimeoutMs: 2,
   history: { succeeded: 3, failed: 1 },
   suspended: false,
@@ -89,11 +90,11 @@ describe('memory store records', () => {
     await store.upsertJobs([
       { spec: { name: 'j', schedule: { kind: 'cron', expression: '* * * * *' }, timezone: 'UTC', concurrencyPolicy: 'Allow', history: { succeeded: 1, failed: 1 } }, now: 0, initialCursor: 0 },
     ]);
-    const created = store.createRun({ run: { id: 'j.m1', jobName: 'j', scheduledAt: 0, trigger: 'manual' }, now: 0 });
+    const created = store.createRun({ run: { id: 'j.m1', jobName: 'j', scheduledAt: 0, trigger: 'manual', readyAt: 0 }, now: 0 });
     stopA(); // after the notification was sent: still delivered to `a`
     store.watch(note('b')); // after it was sent: not delivered to `b`
     await created;
-    await store.createRun({ run: { id: 'j.m2', jobName: 'j', scheduledAt: 0, trigger: 'manual' }, now: 0 });
+    await store.createRun({ run: { id: 'j.m2', jobName: 'j', scheduledAt: 0, trigger: 'manual', readyAt: 0 }, now: 0 });
     await new Promise((resolve) => setImmediate(resolve));
     expect(seen).toEqual(['a job-changed ', 'a run-ready j.m1', 'b run-ready j.m2']);
   });

@@ -54,12 +54,12 @@ export function fanOutRunTests(fx: Fixture): void {
     it('creates manual and backfill runs of a fan-out job as fan-out runs', () =>
       withStore(async (store) => {
         await fanOutJob(store, 'f', { completions: 4, parallelism: 2, retryLimit: 0 });
-        const manual = await store.createRun({ run: { id: 'f.manual.1', jobName: 'f', scheduledAt: T0, trigger: 'manual' }, now: T0 });
+        const manual = await store.createRun({ run: { id: 'f.manual.1', jobName: 'f', scheduledAt: T0, trigger: 'manual', readyAt: T0 }, now: T0 });
         expect(manual.outcome === 'created' && manual.run.fanOut).toEqual({ completions: 4, parallelism: 2, retryLimit: 0, succeeded: 0, failed: 0, active: 0 });
         await store.addBackfill({ jobName: 'f', range: { id: 'b', next: T0 - MINUTE, to: T0 - MINUTE } });
         const backfill = await store.scheduleBackfillRun({
           jobName: 'f', backfillId: 'b', expectedNext: T0 - MINUTE, now: T0,
-          run: { id: `f.backfill.${(T0 - MINUTE) / 1000}`, jobName: 'f', scheduledAt: T0 - MINUTE, trigger: 'backfill' },
+          run: { id: `f.backfill.${(T0 - MINUTE) / 1000}`, jobName: 'f', scheduledAt: T0 - MINUTE, trigger: 'backfill', readyAt: T0 },
         });
         expect(backfill.outcome === 'created' && backfill.run.fanOut).toMatchObject({ completions: 4, active: 0 });
         // A plain job's runs have no fan-out.

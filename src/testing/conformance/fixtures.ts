@@ -72,16 +72,19 @@ export async function upsertJob(store: Store, input: UpsertJobInput): Promise<Up
   return result;
 }
 
-export function scheduled(jobName: string, at: number): NewRun {
-  return { id: `${jobName}.${at / 1000}`, jobName, scheduledAt: at, trigger: 'schedule' };
+/** The run of the tick `at`, ready at `readyAt` (the core hands the later of now and the tick). */
+export function scheduled(jobName: string, at: number, readyAt = at): NewRun {
+  return { id: `${jobName}.${at / 1000}`, jobName, scheduledAt: at, trigger: 'schedule', readyAt };
 }
 
 /** A fan-out job's spec: 3 completions, parallelism 2, retry limit 1 unless given; history keeps 3 and 3. */
-export function fanOutSpec(name: string, fanOut: Partial<FanOutSpec> = {}, extra: Partial<JobSpec> = {}): JobSpec {
+export function fanOutSpec(name: string, shape: Partial<FanOutSpec & { retryLimit: number }> = {}, extra: Partial<JobSpec> = {}): JobSpec {
   const history: HistoryLimits = { succeeded: 3, failed: 3 };
+  const { retryLimit = 1, ...fanOut } = shape;
   return {
     ...spec(name, 'Allow', history),
-    fanOut: { completions: 3, parallelism: 2, retryLimit: 1, ...fanOut },
+    fanOut: { completions: 3, parallelism: 2, ...fanOut },
+    retryLimit,
     ...extra,
   };
 }
@@ -113,7 +116,7 @@ export function fixture(options: StoreConformanceOptions) {
     const current = await store.getJob(jobName);
     if (current === undefined) throw new Error(`test setup: job ${jobName} missing`);
     const at = T0 + minutes * MINUTE;
-    return store.scheduleRun({ jobName, expectedCursor: current.cursor, cursor: at, run: scheduled(jobName, at), now });
+    return store.scheduleRun({ jobName, expectedCursor: current.cursor, cursor: at, run: scheduled(jobName, at, Math.max(now, at)), now });
   }
 
   /** Claims a plain run; resolves the run under the caller's lease. */
@@ -129,7 +132,7 @@ export function fixture(options: StoreConformanceOptions) {
   }
 
   /** Creates (or replaces) a fan-out job; its cursor starts at `T0`. */
-  async function fanOutJob(store: Store, jobName: string, fanOut: Partial<FanOutSpec> = {}, extra: Partial<JobSpec> = {}) {
+  async function fanOutJob(store: Store, jobName: string, fanOut: Partial<FanOutSpec & { retryLimit: number }> = {}, extra: Partial<JobSpec> = {}) {
     const spec = fanOutSpec(jobName, fanOut, extra);
     return (await upsertJob(store, { spec, now: T0, initialCursor: T0 })).job;
   }

@@ -19,6 +19,7 @@
  * (a run belongs to a job): `describeJobStore` and `describeRunQueue` both take a
  * whole `Store`, notifications or lock optional.
  */
+import { pendingUntilNotificationTests, readyAtTests, retryLimitTests } from './decisions.js';
 import { executionTests } from './execution.js';
 import { expiryTests } from './expiry.js';
 import { fanOutRunTests } from './fan-out-runs.js';
@@ -36,6 +37,7 @@ export type { LockConformanceOptions } from './lock.js';
 function jobStoreTests(fx: Fixture): void {
   planningTests(fx);
   scheduleOptionTests(fx);
+  readyAtTests(fx);
 }
 
 function runQueueTests(fx: Fixture): void {
@@ -44,6 +46,7 @@ function runQueueTests(fx: Fixture): void {
   fanOutRunTests(fx);
   expiryTests(fx);
   readTests(fx);
+  retryLimitTests(fx);
 }
 
 /** The lock tests on each fresh store's `lock()`; skipped when the store has none. */
@@ -69,6 +72,7 @@ export function storeConformance(name: string, options: StoreConformanceOptions)
     jobStoreTests(fx);
     runQueueTests(fx);
     notificationTests(fx, false);
+    pendingUntilNotificationTests(fx, false);
     storeLockTests(fx);
   });
 }
@@ -85,7 +89,11 @@ export function describeRunQueue(name: string, options: StoreConformanceOptions)
 
 /** Notifications (`StoreNotifications`): fails for a store without `watch`. Under `describe(`${name}: notifications`)`. */
 export function describeNotifications(name: string, options: StoreConformanceOptions): void {
-  options.describe(`${name}: notifications`, () => notificationTests(fixture(options), true));
+  options.describe(`${name}: notifications`, () => {
+    const fx = fixture(options);
+    notificationTests(fx, true);
+    pendingUntilNotificationTests(fx, true);
+  });
 }
 
 /**

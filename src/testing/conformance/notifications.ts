@@ -39,7 +39,7 @@ export function notificationTests(fx: Fixture, required: boolean): void {
           await job(store, 'm');
           for (let i = 0; i < 20; i += 1) {
             const id = `m.manual.k${i}`;
-            await store.createRun({ run: { id, jobName: 'm', scheduledAt: T0, trigger: 'manual' }, now: T0 });
+            await store.createRun({ run: { id, jobName: 'm', scheduledAt: T0, trigger: 'manual', readyAt: T0 }, now: T0 });
             await store.flushNotifications?.();
             expect(seen.some((n) => n.type === 'run-ready' && n.runId === id), id).toBe(true);
           }

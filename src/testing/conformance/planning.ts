@@ -133,7 +133,7 @@ export function planningTests(fx: Fixture): void {
         await watching(store, async (seen) => {
           const due = await created(store, 'a', 1); // created at its tick: due, left alone
           const ahead = await created(store, 'a', 2, T0 + 2 * MINUTE - 200);
-          const manual = await store.createRun({ run: { id: 'a.manual.k', jobName: 'a', scheduledAt: T0 + 2 * MINUTE - 100, trigger: 'manual' }, now: T0 + 2 * MINUTE - 100 });
+          const manual = await store.createRun({ run: { id: 'a.manual.k', jobName: 'a', scheduledAt: T0 + 2 * MINUTE - 100, trigger: 'manual', readyAt: T0 + 2 * MINUTE - 100 }, now: T0 + 2 * MINUTE - 100 });
           const now = T0 + 2 * MINUTE - 50;
           const result = await store.setSuspended({ name: 'a', suspended: true, now });
           expect(result?.job).toMatchObject({ suspended: true, cursor: T0 + 2 * MINUTE });
@@ -305,7 +305,7 @@ export function planningTests(fx: Fixture): void {
     it('creates a manual run once per ID', () =>
       withStore(async (store) => {
         await job(store, 'a');
-        const run: NewRun = { id: 'a.manual.k1', jobName: 'a', scheduledAt: T0, trigger: 'manual', data: { x: [1, 'two', null] } };
+        const run: NewRun = { id: 'a.manual.k1', jobName: 'a', scheduledAt: T0, trigger: 'manual', readyAt: T0, data: { x: [1, 'two', null] } };
         const first = await store.createRun({ run, now: T0 });
         expect(first.outcome).toBe('created');
         const again = await store.createRun({ run: { ...run, data: 'other' }, now: T0 + 1 });
@@ -320,7 +320,7 @@ export function planningTests(fx: Fixture): void {
         await job(store, 'a');
         const range = { id: 'b1', next: T0 - 2 * MINUTE, to: T0 - MINUTE };
         expect((await store.addBackfill({ jobName: 'a', range }))?.backfills).toEqual([range]);
-        const run1 = { id: `a.backfill.${range.next / 1000}`, jobName: 'a', scheduledAt: range.next, trigger: 'backfill' as const };
+        const run1 = { id: `a.backfill.${range.next / 1000}`, jobName: 'a', scheduledAt: range.next, trigger: 'backfill' as const, readyAt: T0 };
         const first = await store.scheduleBackfillRun({ jobName: 'a', backfillId: 'b1', expectedNext: range.next, next: range.to, run: run1, now: T0 });
         expect(first.outcome).toBe('created');
         const run2 = { ...run1, id: `a.backfill.${range.to / 1000}`, scheduledAt: range.to };
@@ -339,14 +339,14 @@ export function planningTests(fx: Fixture): void {
         const caller = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
         const other = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00';
         await job(store, 'a');
-        const manual = await store.createRun({ run: { id: 'a.manual.t', jobName: 'a', scheduledAt: T0, trigger: 'manual', traceparent: caller }, now: T0 });
+        const manual = await store.createRun({ run: { id: 'a.manual.t', jobName: 'a', scheduledAt: T0, trigger: 'manual', readyAt: T0, traceparent: caller }, now: T0 });
         expect(manual.outcome === 'missing-job' ? undefined : manual.run.traceparent).toBe(caller);
         expect((await claim(store, 'a.manual.t', 'a', T0)).traceparent).toBe(caller);
-        const plain = await store.createRun({ run: { id: 'a.manual.u', jobName: 'a', scheduledAt: T0, trigger: 'manual' }, now: T0 });
+        const plain = await store.createRun({ run: { id: 'a.manual.u', jobName: 'a', scheduledAt: T0, trigger: 'manual', readyAt: T0 }, now: T0 });
         expect(plain.outcome === 'missing-job' ? 'missing' : 'traceparent' in plain.run).toBe(false);
         const range = { id: 'b1', next: T0 - 2 * MINUTE, to: T0 - MINUTE, traceparent: other };
         expect((await store.addBackfill({ jobName: 'a', range }))?.backfills).toEqual([range]);
-        const run1 = { id: `a.backfill.${range.next / 1000}`, jobName: 'a', scheduledAt: range.next, trigger: 'backfill' as const, traceparent: other };
+        const run1 = { id: `a.backfill.${range.next / 1000}`, jobName: 'a', scheduledAt: range.next, trigger: 'backfill' as const, readyAt: T0, traceparent: other };
         const first = await store.scheduleBackfillRun({ jobName: 'a', backfillId: 'b1', expectedNext: range.next, next: range.to, run: run1, now: T0 });
         expect(first.outcome === 'created' ? first.run.traceparent : undefined).toBe(other);
         // The range keeps it as it moves on.

@@ -22,11 +22,11 @@ export function scheduleOptionTests(fx: Fixture): void {
         const run = await created(store, 'a', 1);
         expect((await store.getJob('a'))?.scheduledRuns).toBe(1);
         expect((await tick(store, 'a', 2)).outcome).toBe('skipped'); // Forbid: a skipped tick is no run
-        await store.createRun({ run: { id: 'a.manual.k', jobName: 'a', scheduledAt: T0, trigger: 'manual' }, now: T0 });
+        await store.createRun({ run: { id: 'a.manual.k', jobName: 'a', scheduledAt: T0, trigger: 'manual', readyAt: T0 }, now: T0 });
         await store.addBackfill({ jobName: 'a', range: { id: 'b', next: T0 - MINUTE, to: T0 - MINUTE } });
         await succeed(store, await claim(store, run.id, 'a', T0 + 2 * MINUTE), T0 + 2 * MINUTE);
         await succeed(store, await claim(store, 'a.manual.k', 'a', T0 + 2 * MINUTE), T0 + 2 * MINUTE);
-        const backfill: NewRun = { id: `a.backfill.${(T0 - MINUTE) / 1000}`, jobName: 'a', scheduledAt: T0 - MINUTE, trigger: 'backfill' };
+        const backfill: NewRun = { id: `a.backfill.${(T0 - MINUTE) / 1000}`, jobName: 'a', scheduledAt: T0 - MINUTE, trigger: 'backfill', readyAt: T0 + 2 * MINUTE };
         expect((await store.scheduleBackfillRun({ jobName: 'a', backfillId: 'b', expectedNext: T0 - MINUTE, run: backfill, now: T0 + 2 * MINUTE })).outcome).toBe('created');
         const current = await store.getJob('a');
         // A run whose ID exists is not created again, so not counted again.
@@ -67,9 +67,11 @@ export function scheduleOptionTests(fx: Fixture): void {
         expect(early).toEqual({ runs: [], nextReadyAt: at + 20_000 });
         expect(await store.claimRun({ runId: result.run.id, owner: 'o', now: at + 19_999, leaseUntil: at + MINUTE })).toBeUndefined();
         expect((await store.claimRun({ runId: result.run.id, owner: 'o', now: at + 20_000, leaseUntil: at + MINUTE }))?.run.status).toBe('running');
-        // A readyAt already passed: ready now.
+        // A readyAt already passed is kept as given (the core decides it; the store never moves it), and
+        // the run is claimable at once, its pending timeout counted from now.
         const late = await store.scheduleRun({ jobName: 'a', expectedCursor: at, cursor: at + MINUTE, run: { ...scheduled('a', at + MINUTE), readyAt: at + MINUTE + 1 }, now: at + 2 * MINUTE });
-        expect(late.outcome === 'created' && late.run.readyAt).toBe(at + 2 * MINUTE);
+        expect(late.outcome === 'created' && late.run).toMatchObject({ readyAt: at + MINUTE + 1, pendingUntil: at + 3 * MINUTE });
+        expect((await store.findReadyRuns({ jobNames: new Set(['a']), now: at + 2 * MINUTE, limit: 10 })).runs.map((r) => r.id)).toEqual([`a.${(at + MINUTE) / 1000}`]);
       }));
 
     it('BufferOne writes nothing while a run is active, and creates the run once it finished', () =>
