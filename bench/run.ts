@@ -8,6 +8,7 @@
  * and the scale scenarios scale-idle, burst, every-10s (on private Redis and Postgres servers the bench starts and
  * removes: bench/lib/private-servers.ts). `--jobs N` sets their job counts for development (default 1,000,000
  * registered, a 100,000-job burst, 10,000 jobs every 10 s); `--quick` shortens every-10s to 30 s;
+ * `--fleet redis:3,postgres:1` picks every-10s's runs (store:instances); BENCH_PARTITIONS sets the stores' partition count;
  * `--baseline <dir> <label>` measures another commit's build in `<dir>` beside this one (scale-idle, 100,000 jobs).
  */
 import { execFileSync } from 'node:child_process';
@@ -35,6 +36,12 @@ const memoryJobsIndex = argv.indexOf('--memory-jobs');
 /** `--fleet-seconds S`: every-10s's window (a multiple of 10; 120 by default, 30 with --quick). */
 const fleetSecondsIndex = argv.indexOf('--fleet-seconds');
 const scaleJobs = jobsIndex >= 0 ? Number(argv[jobsIndex + 1]) : undefined;
+/** `--fleet redis:3,postgres:1`: every-10s's runs (store and instances); one, two and three instances on each store by default. */
+const fleetIndex = argv.indexOf('--fleet');
+const fleetRuns: readonly (readonly [string, number])[] =
+  fleetIndex >= 0
+    ? (argv[fleetIndex + 1] ?? '').split(',').map((run) => [run.split(':')[0] ?? 'redis', Number(run.split(':')[1] ?? 3)] as const)
+    : [['redis', 1], ['redis', 2], ['redis', 3], ['postgres', 1], ['postgres', 2], ['postgres', 3]];
 /**
  * `--baseline <dir> <label>`: a build of another commit in `<dir>` (its `dist/`); scale-idle
  * then measures it beside this build at `comparisonJobs`, one after the other in the same run.
@@ -204,6 +211,8 @@ function scaleNamespace(store: string, name: string): string {
 interface FleetChild {
   role: number;
   planner: boolean;
+  /** How many partitions it planned at the window's start. */
+  partitions?: number;
   startMs: number;
   lags: number[];
   keys: string[];
@@ -245,7 +254,7 @@ async function fleetRun(store: string, processes: number, jobs: number, schedule
     // Per process: whether it planned, its CPU over the window (ms and % of a core), the runs it started, its start() time.
     instances: children
       .sort((a, b) => a.role - b.role)
-      .map((c) => ({ planner: c.planner, cpuMs: c.cpuMs, cpuPct: (c.cpuMs / c.cpuIntervalMs) * 100, started: c.lags.length, startMs: c.startMs })),
+      .map((c) => ({ planner: c.planner, partitions: c.partitions, cpuMs: c.cpuMs, cpuPct: (c.cpuMs / c.cpuIntervalMs) * 100, started: c.lags.length, startMs: c.startMs })),
   };
 }
 
@@ -429,8 +438,8 @@ const scenarios: Record<string, (results: Results) => Promise<void>> = {
     const jobs = D.fleetJobs;
     await withPrivateServers(async (servers) => {
       const env = { REDIS_URL: servers.redis, DATABASE_URL: servers.postgres };
-      // Three instances on each store, and one alone on Redis: what the single planner costs with one instance and with three.
-      for (const [store, processes] of [['redis', 3], ['postgres', 3], ['redis', 1]] as const) {
+      // One, two and three instances on each store: planning is shared out by partition, so each instance's planner CPU should fall as instances are added.
+      for (const [store, processes] of fleetRuns) {
         // The window starts on a tick once every process has registered; its length is a whole number of periods.
         const windowStart = Math.ceil((Date.now() + 25_000) / 10_000) * 10_000;
         const windowEnd = windowStart + D.fleetSeconds * 1000;

@@ -11,3 +11,4 @@ export type { Draft } from './draft.js';
 export { requireDriver } from './driver.js';
 export { Memo } from './schedule/memo.js';
 export { parseInput } from './validation.js';
+export { DEFAULT_PARTITIONS, partitionsSchema } from './partition-option.js';

@@ -21,6 +21,7 @@ import {
   type RunRecord,
   type RunTrigger,
 } from './store.js';
+import type { ScheduleCache } from './schedule-cache.js';
 import type { RunContext } from './types.js';
 
 export interface Attempt {
@@ -44,6 +45,17 @@ export type HandlerEnding =
   | { readonly kind: 'returned' }
   | { readonly kind: 'threw'; readonly error: unknown }
   | { readonly kind: 'aborted'; readonly reason: AbortReason };
+
+/** The handler's `interval`: from the tick before the run's to the run's (none for a manual or one-off run). */
+export function intervalOf(run: RunRecord, job: NormalizedJob, schedules: ScheduleCache): RunContext['interval'] {
+  if (run.trigger === 'manual' || job.schedule.kind === 'at') return undefined;
+  // The tick before a known tick needs no anchor: `every` ticks are one period apart, and cron ticks have none.
+  const start =
+    job.schedule.kind === 'every'
+      ? run.scheduledAt - job.schedule.everyMs
+      : schedules.of({ schedule: job.schedule, timezone: job.timezone, createdAt: 0 }).latest(run.scheduledAt - 1);
+  return start === undefined ? undefined : { start: new Date(start), end: new Date(run.scheduledAt) };
+}
 
 export function createAttempt(claim: Claim, job: NormalizedJob): Attempt {
   const { run, index } = claim;

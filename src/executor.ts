@@ -13,7 +13,7 @@
  * retry limit when a failed attempt fails the run.
  */
 import PQueue from 'p-queue';
-import { abortAttempt, createAttempt, finishOf, renewalOf, runHandler, timeoutError, type Attempt, type HandlerEnding } from './attempt.js';
+import { abortAttempt, createAttempt, finishOf, intervalOf, renewalOf, runHandler, timeoutError, type Attempt, type HandlerEnding } from './attempt.js';
 import { retryDelay } from './backoff.js';
 import type { TimerHandle } from './clock.js';
 import { messageOf } from './errors.js';
@@ -28,10 +28,8 @@ import {
   type ClaimRunInput,
   type FinishAttemptResult,
   type RunError,
-  type RunRecord,
   type StoreNotification,
 } from './store.js';
-import type { RunContext } from './types.js';
 import { toRunInfo } from './views.js';
 
 /** How a run is given back (unstarted after `stop()`, or on a shutdown abort). */
@@ -282,7 +280,7 @@ export class Executor {
       }
       let ending: HandlerEnding;
       try {
-        ending = await runHandler(attempt, clock, this.#interval(run));
+        ending = await runHandler(attempt, clock, intervalOf(run, job, this.#rt.schedules));
       } catch (error) {
         // Not the handler (its throws are endings of their own): the clock or the schedule threw. The
         // attempt failed all the same, and is recorded under the retry policy rather than left running.
@@ -380,18 +378,6 @@ export class Executor {
     const { clock, io, store, instanceId } = this.#rt;
     const input = finishOf(attempt, instanceId, clock.now(), outcome);
     return io('finishAttempt', () => store.finishAttempt(input));
-  }
-
-  #interval(run: RunRecord): RunContext['interval'] {
-    if (run.trigger === 'manual') return undefined;
-    const job = this.#jobs.get(run.jobName);
-    if (job === undefined || job.schedule.kind === 'at') return undefined;
-    // The tick before a known tick needs no anchor: `every` ticks are one period apart, and cron ticks have none.
-    const start =
-      job.schedule.kind === 'every'
-        ? run.scheduledAt - job.schedule.everyMs
-        : this.#rt.schedules.of({ schedule: job.schedule, timezone: job.timezone, createdAt: 0 }).latest(run.scheduledAt - 1);
-    return start === undefined ? undefined : { start: new Date(start), end: new Date(run.scheduledAt) };
   }
 
   /** A run that becomes ready at `readyAt`: claim it then. */

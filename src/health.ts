@@ -22,8 +22,10 @@ export interface Health {
   readonly status: HealthStatus;
   /** True from `start()` until `stop()` is called. */
   readonly running: boolean;
-  /** True while this instance holds the planner lease. */
+  /** True while this instance plans at least one partition (holds a planner lease). */
   readonly planner: boolean;
+  /** The partitions of the store this instance plans. */
+  readonly partitions: readonly number[];
   readonly store: StoreHealth;
   /** When this instance last planned (while it was the planner). */
   readonly lastPlanAt?: Date;
@@ -91,7 +93,8 @@ export class HealthMonitor {
     this.#lastPlanAt = this.#clock.now();
   }
 
-  report(running: boolean, planner: boolean): Health {
+  report(running: boolean, partitions: readonly number[]): Health {
+    const planner = partitions.length > 0;
     const now = this.#clock.now();
     const store: StoreHealth = {
       ok: this.storeOk,
@@ -101,6 +104,6 @@ export class HealthMonitor {
     const failingFor = this.#failingSince === undefined ? 0 : now - this.#failingSince;
     const planStale = planner && (this.#lastPlanAt === undefined || now - this.#lastPlanAt >= this.#leaseMs);
     const status: HealthStatus = !running || failingFor >= this.#leaseMs ? 'down' : !store.ok || planStale ? 'degraded' : 'ok';
-    return { status, running, planner, store, ...(this.#lastPlanAt === undefined ? {} : { lastPlanAt: new Date(this.#lastPlanAt) }) };
+    return { status, running, planner, partitions: [...partitions], store, ...(this.#lastPlanAt === undefined ? {} : { lastPlanAt: new Date(this.#lastPlanAt) }) };
   }
 }

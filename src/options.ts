@@ -7,6 +7,7 @@
  * only when used (zod's chained API brings all of itself and every locale: 443 KB
  * of a minimal app).
  */
+import { MAX_PARTITIONS } from './partition.js';
 import * as z from 'zod/mini';
 import type { Clock } from './clock.js';
 import type { Draft } from './draft.js';
@@ -34,7 +35,7 @@ function fail(payload: z.core.ParsePayload, message: string, path: PropertyKey[]
  */
 export const storedNameSchema = z
   .string({ error: 'must be a string' })
-  .check(z.regex(NAME_PATTERN, 'must be 1 to 200 letters, digits, "-", "_" or "."'));
+  .check(z.refine((name) => NAME_PATTERN.test(name), 'must be 1 to 200 letters, digits, "-", "_" or "."'));
 
 /** A job name under the current grammar, which keeps run IDs unambiguous (run-id.ts): what creates runs takes. */
 export const nameSchema = storedNameSchema.check(
@@ -43,30 +44,36 @@ export const nameSchema = storedNameSchema.check(
   }),
 );
 
-export function durationSchema(min = 0) {
-  return z.pipe(
-    z.union([z.number(), z.string()], { error: `must be a duration: ${DURATION_FORMS}` }),
-    z.transform((value: number | string, payload) => {
-      const ms = parseDuration(value);
-      // Text that is no duration at all is told the forms; a duration out of range is told the range.
-      if (ms === undefined && typeof value === 'string' && parseDuration(value.replace(/^-/, '')) === undefined) {
-        return fail(payload, `is not a duration: use ${DURATION_FORMS}`);
-      }
-      if (ms === undefined || ms < min) {
-        return fail(payload, `must be a duration from ${min} ms to 100 years (${min === 0 ? 'not negative' : `at least ${min} ms`})`);
-      }
-      return ms;
-    }),
-  );
+/**
+ * A finite number: what `z.number()` accepts. The schemas below check the type of their
+ * input in their transform, rather than through `z.union` and `z.pipe`, so that a
+ * bundled app carries none of those (1 KB with `z.date()`), with the same messages.
+ */
+function isFiniteNumber(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value);
 }
 
-export const instantSchema = z.pipe(
-  z.union([z.date(), z.string(), z.number()], { error: 'must be a Date, an ISO-8601 string or epoch milliseconds' }),
-  z.transform((value: Date | string | number, payload) => {
-    const reading = readInstant(value);
-    return 'problem' in reading ? fail(payload, reading.problem) : reading.ms;
-  }),
-);
+export function durationSchema(min = 0) {
+  return z.transform((value: unknown, payload) => {
+    if (typeof value !== 'string' && !isFiniteNumber(value)) return fail(payload, `must be a duration: ${DURATION_FORMS}`);
+    const ms = parseDuration(value);
+    // Text that is no duration at all is told the forms; a duration out of range is told the range.
+    if (ms === undefined && typeof value === 'string' && parseDuration(value.replace(/^-/, '')) === undefined) {
+      return fail(payload, `is not a duration: use ${DURATION_FORMS}`);
+    }
+    if (ms === undefined || ms < min) {
+      return fail(payload, `must be a duration from ${min} ms to 100 years (${min === 0 ? 'not negative' : `at least ${min} ms`})`);
+    }
+    return ms;
+  });
+}
+
+export const instantSchema = z.transform((value: unknown, payload) => {
+  const valid = (value instanceof Date && !Number.isNaN(value.getTime())) || typeof value === 'string' || isFiniteNumber(value);
+  if (!valid) return fail(payload, 'must be a Date, an ISO-8601 string or epoch milliseconds');
+  const reading = readInstant(value);
+  return 'problem' in reading ? fail(payload, reading.problem) : reading.ms;
+});
 
 /**
  * Picks the schema for a value by its shape and parses with it, keeping the inner
@@ -93,13 +100,29 @@ const jsonSchema = z.transform((value: unknown, payload): JsonValue => {
   return 'problem' in copy ? fail(payload, copy.problem.message, [...copy.problem.path]) : copy.value;
 });
 
-const policySchema = z.enum(['Allow', 'Forbid', 'Replace', 'CatchUp', 'BufferOne'], {
-  error: 'must be "Allow", "Forbid", "Replace", "CatchUp" or "BufferOne"',
-});
+/**
+ * Exactly one of `values`: `z.enum`'s rule as a `z.custom` check, with the message given
+ * (`z.enum` and `z.literal` would add 1 KB to a bundled app for these three uses).
+ */
+function oneOf<const T>(values: readonly T[], error: string) {
+  return z.custom<T>((value) => values.includes(value as T), error);
+}
+
+const policySchema = oneOf(['Allow', 'Forbid', 'Replace', 'CatchUp', 'BufferOne'], 'must be "Allow", "Forbid", "Replace", "CatchUp" or "BufferOne"');
+
+/**
+ * `z.int()`'s rule with its message, without zod's number formats (1 KB of a bundled
+ * app): a fraction ends the checks, an integer beyond 2^53 is reported and they go on.
+ */
+function integer() {
+  return z.superRefine((value: number, ctx) => {
+    if (!Number.isSafeInteger(value)) ctx.addIssue({ code: 'custom', message: 'must be an integer', continue: Number.isInteger(value) });
+  });
+}
 
 /** An integer from `min` to `max`, with the messages every count of the API shares. */
 function integerSchema(min: number, max?: number) {
-  const checks = [z.int('must be an integer'), z.gte(min, `must be ${min} or more`)];
+  const checks = [integer(), z.gte(min, `must be ${min} or more`)];
   return z.number().check(...(max === undefined ? checks : [...checks, z.lte(max, `must be at most ${max}`)]));
 }
 
@@ -122,7 +145,7 @@ const everySchema = strictObject({ every: durationSchema(MIN_EVERY_MS), anchor: 
 
 // Built once: a schema constructed inside a `pick` would be built again on every parse.
 const cronStringSchema = z.string();
-const noRetrySchema = z.literal(false);
+const noRetrySchema = oneOf([false], 'must be false');
 
 /** A `ScheduleInput`, checked by shape; `toScheduleSpec` turns it into its stored form. */
 export const scheduleSchema = byShape<string | z.output<typeof atSchema> | z.output<typeof everySchema>>(
@@ -159,9 +182,9 @@ const jobSchema = strictObject({
     maxRuns: z.optional(maxRunsSchema),
     completions: z._default(indexCountSchema, 1),
     parallelism: z._default(indexCountSchema, 1),
-    history: z.prefault(
+    history: z._default(
       strictObject({ succeeded: z._default(countSchema, 3), failed: z._default(countSchema, 1), ttl: z.optional(durationSchema(1)) }),
-      {},
+      { succeeded: 3, failed: 1 },
     ),
     data: z.optional(jsonSchema),
     handler: z.custom<JobHandler>((value) => typeof value === 'function', 'must be a function'),
@@ -338,7 +361,7 @@ const STORE_METHODS: { readonly [K in MethodOf<Store>]-?: undefined extends Stor
   flushNotifications: false,
   lock: false,
 };
-const LOCK_METHODS: Record<keyof Lock, true> = { acquire: true, renew: true, release: true };
+const LOCK_METHODS: Record<keyof Lock, boolean> = { acquire: true, renew: true, release: true, list: false };
 const CLOCK_METHODS: Record<Exclude<keyof Clock, 'track'>, true> = { now: true, setTimer: true, clearTimer: true, sleep: true };
 
 export const lockSchema = implementing<Lock>('a Lock (acquire, renew, release)', LOCK_METHODS);
@@ -387,15 +410,23 @@ function nameOf(input: unknown): string {
   }
 }
 
-export const storeSchema = implementing<Store>('a Store', STORE_METHODS);
+export const storeSchema = implementing<Store>('a Store', STORE_METHODS).check(
+  z.superRefine((store, ctx) => {
+    if (typeof store !== 'object' || store === null) return; // reported above
+    const partitions: unknown = store.partitions;
+    if (partitions !== undefined && !(typeof partitions === 'number' && Number.isInteger(partitions) && partitions >= 1 && partitions <= MAX_PARTITIONS)) {
+      ctx.addIssue({ code: 'custom', path: ['partitions'], message: `must be a whole number from 1 to ${MAX_PARTITIONS} when given`, input: partitions });
+    }
+  }),
+);
 
 export const schedulerOptionsSchema = strictObject({
   store: z.optional(storeSchema),
   clock: z.optional(clockSchema),
-  instanceId: z.optional(z.string({ error: 'must be a string' }).check(z.regex(INSTANCE_ID, 'must be 1 to 200 characters, no control characters'))),
-  maxConcurrentRuns: z.optional(z.union([integerSchema(1), z.literal(Infinity)])),
+  instanceId: z.optional(z.string({ error: 'must be a string' }).check(z.refine((id) => INSTANCE_ID.test(id), 'must be 1 to 200 characters, no control characters'))),
+  maxConcurrentRuns: z.optional(z.union([integerSchema(1), oneOf([Infinity], 'must be Infinity')])),
   leaseMs: z.optional(
-    z.number().check(z.int('must be an integer'), z.gte(100, 'must be at least 100 ms'), z.lte(MAX_DURATION_MS, 'must be at most 100 years')),
+    z.number().check(integer(), z.gte(100, 'must be at least 100 ms'), z.lte(MAX_DURATION_MS, 'must be at most 100 years')),
   ),
   lock: z.optional(lockSchema),
   logger: z.optional(
@@ -419,11 +450,18 @@ export const triggerOptionsSchema = strictObject({ data: z.optional(jsonSchema),
 export const backfillOptionsSchema = strictObject({ from: instantSchema, to: instantSchema })
   .check(z.refine((range) => range.from <= range.to, { message: 'must not be before from', path: ['to'] }));
 
-const statusSchema = z.enum(['pending', 'running', 'succeeded', 'failed', 'cancelled'], {
-  error: 'must be "pending", "running", "succeeded", "failed" or "cancelled"',
-});
+const statusSchema = oneOf(['pending', 'running', 'succeeded', 'failed', 'cancelled'], 'must be "pending", "running", "succeeded", "failed" or "cancelled"');
 
-const statusListSchema = z.array(statusSchema);
+/** A list of statuses, each checked (a transform rather than `z.array`, which a bundled app then does not carry). */
+const statusListSchema = z.transform((list: readonly unknown[], payload): RunStatus[] => {
+  const statuses: RunStatus[] = [];
+  for (let index = 0; index < list.length; index += 1) {
+    const result = safeParse(statusSchema, list[index]);
+    if (result.success) statuses.push(result.data);
+    else for (const issue of result.issues) fail(payload, issue.message, [index, ...issue.path]);
+  }
+  return statuses;
+});
 
 export const listRunsOptionsSchema = strictObject({
   // By shape, so that a bad status is named (`status.1: must be "pending", ...`), not "Invalid input".

@@ -1,29 +1,39 @@
 /**
- * The planner's timer loop. One instance at a time holds the planner lock and plans
- * every job in the store: it keeps each job's next due time in a heap, sleeps on a
+ * The planner's timer loop. The store's jobs fall into partitions (`partition.ts`);
+ * an instance plans the jobs of the partitions whose leases it holds
+ * (`partition-leases.ts`, one instance at a time per partition, with one partition:
+ * one planner for every job): it keeps each job's next due time in a heap, sleeps on a
  * single timer for the earliest one (capped, re-checked on wake), asks the pure
  * planner what is due, and hands each decision to the store's atomic
  * `scheduleRun`. An `Allow` job's run is created `PLAN_AHEAD_MS` before its tick,
- * ready at the tick. Other instances stand by and take over when the lock expires.
+ * ready at the tick. Other instances take a partition over when its lease expires.
  *
- * The planner also keeps the store's house: it recovers runs whose owner went
- * silent, fails runs nobody claimed within their `pendingTimeout` (on a timer of
- * its own, so they fail on time), and deletes runs past their `history.ttl`.
+ * The holder of partition 0 also keeps the store's house, for every partition: it
+ * recovers runs whose owner went silent, fails runs nobody claimed within their
+ * `pendingTimeout`, and deletes runs past their `history.ttl`. One owner rather than
+ * one per partition: each is one store-wide, indexed call bounded by its `limit`,
+ * so its cost does not grow with the partition count, and the lease of partition 0
+ * elects its owner and hands it over as any partition's. (The planner of a job with
+ * a pending timeout also arms a timer for its runs, so they fail on time; the
+ * store's expiry is atomic per run, so a run fails once whoever calls it.)
  */
 import PQueue from 'p-queue';
 import { DeadlineTimer } from './deadline-timer.js';
 import { reportError, runFailedEvent, safeEmit } from './events.js';
 import { MinHeap } from './heap.js';
+import { partitionOf } from './partition.js';
+import { PartitionLeases } from './partition-leases.js';
 import { OwnWrites, type WriteToken } from './own-writes.js';
 import { nextBackfillTick, plan, readyAtOf, runsLeft, type MissedRange, type Plan } from './planner.js';
 import { ValidationError, messageOf } from './errors.js';
 import { backfillRunId, isJobName, reservedSegmentOf, scheduledRunId } from './run-id.js';
 import type { Runtime } from './runtime.js';
-import { LEASE_EXPIRED_ERROR, LIST_JOBS_PAGE, PENDING_TIMEOUT_ERROR, type JobRecord, type ListJobsQuery, type Lock, type LockLease, type NewRun, type RunRecord, type ScheduleRunResult, type StoreNotification } from './store.js';
+import { LEASE_EXPIRED_ERROR, LIST_JOBS_PAGE, PENDING_TIMEOUT_ERROR, type JobRecord, type ListJobsQuery, type Lock, type NewRun, type RunRecord, type ScheduleRunResult, type StoreNotification } from './store.js';
 import { SerialTask } from './serial-task.js';
 import { toRunInfo } from './views.js';
 
-const PLANNER_LOCK = 'planner';
+/** The partition whose holder keeps the store's house. */
+const HOUSEKEEPING_PARTITION = 0;
 /** A loaded job the planner leaves alone (see `#plannable`). */
 const NOT_PLANNABLE = -1;
 /** Runs recovered, expired or deleted per store call; more wait for the next heartbeat (or timer). */
@@ -43,13 +53,14 @@ const PLAN_AHEAD_MS = 200;
 
 interface PlannedJob {
   record: JobRecord;
+  readonly partition: number;
   /** When to plan it next; undefined while it waits for a notification (suspended, CatchUp blocked, no more ticks). */
   dueAt: number | undefined;
 }
 
 export class PlanLoop {
   readonly #rt: Runtime;
-  readonly #lock: Lock;
+  readonly #leases: PartitionLeases;
   readonly #jobs = new Map<string, PlannedJob>();
   /** Lazy-deletion heap: an entry is live only while its key equals its job's `dueAt`. */
   readonly #heap = new MinHeap<string>();
@@ -58,31 +69,53 @@ export class PlanLoop {
   /** Jobs waiting for a run to finish (CatchUp or a backfill blocked by an active run). */
   readonly #blocked = new Set<string>();
   readonly #ownWrites = new OwnWrites();
-  #lease: LockLease | undefined;
   /** Fires at the earliest due job. */
   readonly #timer: DeadlineTimer;
   /** Fires at the earliest known `pendingUntil`. */
   readonly #expiryTimer: DeadlineTimer;
+  /** Refreshes the leases before the next heartbeat (`PartitionLeases.refreshAt`). */
+  readonly #refreshTimer: DeadlineTimer;
+  /** Renews the leases and moves toward this instance's share; a refresh asked for meanwhile joins the one under way. */
+  readonly #refreshing: SerialTask;
+  /** Planning writes in flight, per partition, and who waits for some to end (`#handOver`). */
+  readonly #writes = new Map<number, number>();
+  readonly #drained: (() => void)[] = [];
   /** Plans every job that is due. */
   readonly #waking: SerialTask;
   #stopped = true;
 
   constructor(runtime: Runtime, lock: Lock) {
     this.#rt = runtime;
-    this.#lock = lock;
+    this.#leases = new PartitionLeases(runtime, lock, runtime.store.partitions ?? 1);
     this.#timer = new DeadlineTimer(runtime.clock, () => void this.wake());
     this.#expiryTimer = new DeadlineTimer(runtime.clock, () => void this.#expirePending());
+    this.#refreshTimer = new DeadlineTimer(runtime.clock, () => {
+      this.#refresh().then(() => this.wake()).catch(this.#reportCrash);
+    });
     this.#waking = new SerialTask(
       async () => {
         await this.#planDue();
-        if (this.#lease !== undefined) this.#rt.health.planned();
+        if (this.#leases.any) this.#rt.health.planned();
       },
       { again: () => !this.#stopped, idle: () => this.#armTimer() },
     );
+    this.#refreshing = new SerialTask(() => this.#refreshLeases(), {
+      again: () => false,
+      idle: () => {
+        const at = this.#leases.refreshAt;
+        if (!this.#stopped && at !== undefined) this.#refreshTimer.set(at);
+      },
+    });
   }
 
+  /** True while this instance plans at least one partition. */
   get isLeader(): boolean {
-    return this.#lease !== undefined;
+    return this.#leases.any;
+  }
+
+  /** The partitions this instance plans. */
+  get partitions(): readonly number[] {
+    return this.#leases.owned;
   }
 
   start(): void {
@@ -93,31 +126,22 @@ export class PlanLoop {
     this.#stopped = true;
     this.#timer.clear();
     this.#expiryTimer.clear();
+    this.#refreshTimer.clear();
     await this.#waking.running;
-    const lease = this.#lease;
-    this.#resign();
-    if (lease !== undefined) await this.#rt.io('lock.release', () => this.#lock.release(lease));
+    await this.#refreshing.running;
+    this.#drop(this.#leases.owned);
+    await this.#leases.releaseAll();
   }
 
-  /** Keeps or takes the planner lease; the planner also recovers runs whose owner went silent. */
+  /** Keeps or takes partition leases; the holder of partition 0 also recovers runs whose owner went silent. */
   async heartbeat(): Promise<void> {
     if (this.#stopped) return;
-    const { clock, io, instanceId, leaseMs, store } = this.#rt;
-    const now = clock.now();
-    if (this.#lease !== undefined) await this.#renew(now);
-    if (this.#lease === undefined) {
-      const lease = await io('lock.acquire', () => this.#lock.acquire({ name: PLANNER_LOCK, owner: instanceId, now, leaseUntil: now + leaseMs }));
-      if (lease === undefined || this.#stopped) return;
-      this.#lease = lease;
-      await this.#loadAll();
-    } else if (store.watch === undefined) {
-      // No notifications (optional): other instances' job changes are seen by reading every job again.
-      await this.#loadAll(true);
-    }
-    const recovered = await io('recoverExpiredRuns', () => store.recoverExpiredRuns({ now, limit: HOUSEKEEPING_BATCH }));
-    for (const run of recovered ?? []) this.#reportRecovered(run);
-    await this.#expirePending();
-    await io('deleteExpiredRuns', () => store.deleteExpiredRuns({ now, limit: HOUSEKEEPING_BATCH }));
+    await this.#refresh();
+    if (this.#stopped || !this.#leases.any) return;
+    const now = this.#rt.clock.now();
+    // No notifications (optional): other instances' job changes are seen by reading the jobs again.
+    if (this.#rt.store.watch === undefined) await this.#loadAll(new Set(this.#leases.owned), true);
+    if (this.#leases.holds(HOUSEKEEPING_PARTITION)) await this.#keepHouse(now);
     // Notifications are hints: re-plan the jobs that wait for a run to finish, in case it was lost.
     for (const name of this.#blocked) {
       const job = this.#jobs.get(name);
@@ -128,13 +152,35 @@ export class PlanLoop {
     void this.wake();
   }
 
+  #refresh(): Promise<void> {
+    return this.#refreshing.run();
+  }
+
+  /** Renews the leases and moves toward this instance's share: drops the jobs of partitions lost, loads those gained. */
+  async #refreshLeases(): Promise<void> {
+    this.#refreshTimer.clear();
+    const { gained, lost } = await this.#leases.refresh(this.#handOver);
+    this.#drop(lost);
+    if (gained.length > 0 && !this.#stopped) await this.#loadAll(new Set(gained));
+  }
+
+  /** Housekeeping for every partition: recovery of expired leases, pending timeouts, history TTL. */
+  async #keepHouse(now: number): Promise<void> {
+    const { io, store } = this.#rt;
+    const recovered = await io('recoverExpiredRuns', () => store.recoverExpiredRuns({ now, limit: HOUSEKEEPING_BATCH }));
+    for (const run of recovered ?? []) this.#reportRecovered(run);
+    await this.#expirePending();
+    await io('deleteExpiredRuns', () => store.deleteExpiredRuns({ now, limit: HOUSEKEEPING_BATCH }));
+  }
+
   onNotification(notification: StoreNotification): void {
-    if (this.#lease === undefined || this.#stopped) return;
+    if (!this.#leases.any || this.#stopped) return;
     if (notification.type === 'run-ready') {
       // A run became claimable: if its job has a pending timeout, the store says when it fails unclaimed.
       if (notification.pendingUntil !== undefined) this.#expireAt(notification.pendingUntil);
     } else if (notification.type === 'job-changed') {
-      if (!this.#ownWrites.isEcho(notification.jobName, this.#rt.clock.now())) void this.#reload(notification.jobName);
+      const name = notification.jobName;
+      if (this.#leases.holds(this.#partitionOf(name)) && !this.#ownWrites.isEcho(name, this.#rt.clock.now())) void this.#reload(name);
     }
     else if (notification.type === 'run-finished') {
       // A finished run may unblock the next CatchUp tick or backfill step; other jobs don't care.
@@ -170,7 +216,7 @@ export class PlanLoop {
   }
 
   #expireAt(at: number): void {
-    if (this.#stopped || this.#lease === undefined) return;
+    if (this.#stopped || !this.#leases.any) return;
     this.#expiryTimer.setEarliest(at);
   }
 
@@ -205,37 +251,42 @@ export class PlanLoop {
     reportError(this.#rt.events, error instanceof Error ? error : new Error(messageOf(error)));
   };
 
-  /** Takes the earliest job that is due now off the heap. */
+  /** Takes the earliest job that is due now off the heap (skipping the jobs of partitions whose lease may have passed on). */
   #nextDue(): [string, PlannedJob] | undefined {
-    if (!this.#leaseValid()) return undefined;
+    if (this.#stopped) return undefined;
     const now = this.#rt.clock.now();
     for (let dueAt = this.#heap.peekKey(); dueAt !== undefined && dueAt <= now; dueAt = this.#heap.peekKey()) {
       const name = this.#heap.pop() as string;
       const job = this.#jobs.get(name);
       if (job === undefined || job.dueAt !== dueAt) continue; // a stale heap entry
       job.dueAt = undefined;
+      if (!this.#leaseValid(job)) continue;
       return [name, job];
     }
     return undefined;
   }
 
-  /** A heartbeat stuck behind a slow store cannot renew: planning stops the moment the lease may have passed on. */
-  #leaseValid(): boolean {
-    if (this.#lease === undefined || this.#stopped) return false;
-    if (this.#lease.leaseUntil > this.#rt.clock.now()) return true;
-    this.#resign();
+  /**
+   * A heartbeat stuck behind a slow store cannot renew: planning a job stops the moment
+   * its partition's lease may have passed on (its jobs are dropped; the next refresh
+   * takes the partition again if it can).
+   */
+  #leaseValid(job: PlannedJob): boolean {
+    if (this.#stopped) return false;
+    if (this.#leases.holds(job.partition)) return true;
+    this.#drop([job.partition]);
     return false;
   }
 
   async #planJob(name: string, job: PlannedJob): Promise<void> {
-    const { clock, io, store } = this.#rt;
-    for (let step = 0; step < MAX_STEPS_PER_WAKE && this.#jobs.get(name) === job && this.#leaseValid(); step += 1) {
+    const { clock, store } = this.#rt;
+    for (let step = 0; step < MAX_STEPS_PER_WAKE && this.#jobs.get(name) === job && this.#leaseValid(job); step += 1) {
       // A backlog (CatchUp after an outage, a backfill) on a store that answers at once is a chain of
       // microtasks: it goes in slices, each ended by a turn of the event loop.
       const pause = this.#rt.pacer.step();
       if (pause !== undefined) {
         await pause;
-        if (this.#jobs.get(name) !== job || !this.#leaseValid()) return;
+        if (this.#jobs.get(name) !== job || !this.#leaseValid(job)) return;
       }
       const record = job.record;
       if (record.suspended) return;
@@ -247,7 +298,7 @@ export class PlanLoop {
         return;
       }
       const tick = decision.kind === 'run' ? decision.tick : decision.cursor;
-      const result = await io('scheduleRun', () =>
+      const result = await this.#writing(job, 'scheduleRun', () =>
         store.scheduleRun({
           jobName: name,
           expectedCursor: record.cursor,
@@ -294,13 +345,13 @@ export class PlanLoop {
 
   /** Creates the next run of the job's oldest backfill; true when the job should be planned again at once. */
   async #planBackfill(name: string, job: PlannedJob): Promise<boolean> {
-    const { clock, io, store, schedules } = this.#rt;
+    const { clock, store, schedules } = this.#rt;
     const record = job.record;
     const range = record.backfills[0];
     if (range === undefined) return false;
     const next = nextBackfillTick(schedules.of(record), range.next, range.to);
     const now = clock.now();
-    const result = await io('scheduleBackfillRun', () =>
+    const result = await this.#writing(job, 'scheduleBackfillRun', () =>
       store.scheduleBackfillRun({
         jobName: record.name,
         backfillId: range.id,
@@ -324,6 +375,31 @@ export class PlanLoop {
     return result.outcome !== 'blocked';
   }
 
+  /** A planning write of `job`'s, counted while in flight so that a partition is given back only once its writes are done. */
+  #writing<T>(job: PlannedJob, operation: string, call: () => Promise<T>): Promise<T | undefined> {
+    const { partition } = job;
+    this.#writes.set(partition, (this.#writes.get(partition) ?? 0) + 1);
+    const write = this.#rt.io(operation, call);
+    // Counted down on a side branch: the caller awaits the write itself, so its events keep their order.
+    const done = (): void => {
+      const left = (this.#writes.get(partition) ?? 1) - 1;
+      if (left > 0) this.#writes.set(partition, left);
+      else this.#writes.delete(partition);
+      if (left <= 0) for (const resolve of this.#drained.splice(0)) resolve();
+    };
+    write.then(done, done);
+    return write;
+  }
+
+  /**
+   * Before giving partitions back: stops planning their jobs and waits for their writes
+   * in flight, so the next holder never plans beside this one.
+   */
+  readonly #handOver = async (partitions: readonly number[]): Promise<void> => {
+    this.#drop(partitions);
+    while (partitions.some((partition) => this.#writes.has(partition))) await new Promise<void>((resolve) => this.#drained.push(resolve));
+  };
+
   /** Call before this instance writes jobs; hand the token to `adopt` with what the write returned. */
   expectWrites(names: readonly string[]): WriteToken {
     return this.#ownWrites.expect(names, this.#rt.clock.now());
@@ -332,31 +408,25 @@ export class PlanLoop {
   /** Plans the records this instance's own write returned (undefined: it failed) as a reload would, without reading them back. */
   adopt(token: WriteToken, records: readonly JobRecord[] | undefined): void {
     if (records === undefined) return this.#ownWrites.failed(token);
-    if (this.#lease === undefined || this.#stopped) return;
+    if (!this.#leases.any || this.#stopped) return;
     const now = this.#rt.clock.now();
-    for (const record of records) if (this.#ownWrites.isCurrent(token, record.name)) this.#plan(record.name, record, now);
+    for (const record of records) {
+      if (this.#ownWrites.isCurrent(token, record.name) && this.#leases.holds(this.#partitionOf(record.name))) this.#plan(record.name, record, now);
+    }
     void this.wake();
   }
 
-  /** Renews the planner lease at `now`; resigns when it is lost (an unanswered renewal keeps it until it would have expired anyway). */
-  async #renew(now: number): Promise<void> {
-    const lease = this.#lease;
-    if (lease === undefined) return;
-    const { io, leaseMs } = this.#rt;
-    const renewed = await io('lock.renew', () => this.#lock.renew({ ...lease, now, leaseUntil: now + leaseMs }));
-    if (renewed === true) this.#lease = { ...lease, leaseUntil: now + leaseMs };
-    else if (renewed === false || now >= lease.leaseUntil) this.#resign();
-  }
-
   /**
-   * Loads every job, `LIST_JOBS_PAGE` at a time, renewing the lease between pages every
-   * `leaseMs / 3` as the heartbeat would: reading a million jobs takes minutes on a busy
-   * machine, longer than the lease, and a load that outlived its lease would start over
-   * at the next heartbeat, for ever. A lease lost meanwhile ends the load. `poll`: the
-   * heartbeat's re-read of a store without notifications, which plans each job as a
-   * `job-changed` reload would (a job being planned meanwhile stays in place).
+   * Loads the jobs of `partitions`, `LIST_JOBS_PAGE` at a time, renewing the leases
+   * between pages every `leaseMs / 3` as the heartbeat would: reading a million jobs
+   * takes minutes on a busy machine, longer than the lease, and a load that outlived
+   * its lease would start over at the next heartbeat, for ever. A partition lost
+   * meanwhile is left out. (Every job is read and those of other partitions skipped:
+   * the store's pages are by name.) `poll`: the heartbeat's re-read of a store without
+   * notifications, which plans each job as a `job-changed` reload would (a job being
+   * planned meanwhile stays in place).
    */
-  async #loadAll(poll = false): Promise<void> {
+  async #loadAll(partitions: Set<number>, poll = false): Promise<void> {
     this.#ownWrites.loadingAll();
     const { clock, io, leaseMs, store } = this.#rt;
     const records: JobRecord[] = [];
@@ -366,34 +436,35 @@ export class PlanLoop {
     for (let after: string | undefined; ; ) {
       const query: ListJobsQuery = after === undefined ? { limit: LIST_JOBS_PAGE } : { after, limit: LIST_JOBS_PAGE };
       const page = await io('listJobs', () => store.listJobs(query));
-      if (page === undefined || this.#lease === undefined || this.#stopped) return;
-      records.push(...page);
-      // The planning maths of a million jobs is minutes of CPU on a busy machine: done page by page, between
-      // the lease renewals below, not in one go after the last page, where it outlived the lease (a 1M-job
-      // load on Redis at load 18 lost its lease after each load and loaded every job again, four times).
-      if (!poll) for (const record of page) dueAts.push(this.#plannable(record) ? this.#firstDue(record, clock.now()) : NOT_PLANNABLE);
+      if (page === undefined || this.#stopped) return;
+      for (const record of page) {
+        if (!partitions.has(this.#partitionOf(record.name))) continue;
+        records.push(record);
+        // The planning maths of a million jobs is minutes of CPU on a busy machine: done page by page, between
+        // the lease renewals below, not in one go after the last page, where it outlived the lease (a 1M-job
+        // load on Redis at load 18 lost its lease after each load and loaded every job again, four times).
+        if (!poll) dueAts.push(this.#plannable(record) ? this.#firstDue(record, clock.now()) : NOT_PLANNABLE);
+      }
       // A short page is the last; a long one, a store that ignores the limit (it listed every job).
       if (page.length !== LIST_JOBS_PAGE) break;
       after = page[page.length - 1]?.name;
       if (clock.now() - renewedAt >= leaseMs / 3) {
         renewedAt = clock.now();
-        await this.#renew(renewedAt);
-        if (this.#lease === undefined) return;
+        this.#drop(await this.#leases.renew());
       }
     }
     const now = this.#rt.clock.now();
     if (poll) {
       const names = new Set(records.map((record) => record.name));
-      for (const name of this.#jobs.keys()) if (!names.has(name)) this.#jobs.delete(name);
-      for (const record of records) this.#plan(record.name, record, now);
+      for (const [name, job] of this.#jobs) if (partitions.has(job.partition) && !names.has(name)) this.#jobs.delete(name);
+      for (const record of records) if (this.#leases.holds(this.#partitionOf(record.name))) this.#plan(record.name, record, now);
       return;
     }
-    this.#jobs.clear();
-    this.#heap.clear();
     records.forEach((record, i) => {
+      const partition = this.#partitionOf(record.name);
       const dueAt = dueAts[i];
-      if (dueAt === NOT_PLANNABLE) return;
-      const job: PlannedJob = { record, dueAt: undefined };
+      if (!this.#leases.holds(partition) || dueAt === NOT_PLANNABLE) return;
+      const job: PlannedJob = { record, partition, dueAt: undefined };
       this.#jobs.set(record.name, job);
       if (dueAt !== undefined) this.#setDue(record.name, job, dueAt);
     });
@@ -402,7 +473,7 @@ export class PlanLoop {
   async #reload(name: string): Promise<void> {
     this.#ownWrites.reading(name);
     const record = await this.#rt.io('getJob', () => this.#rt.store.getJob(name));
-    if (this.#lease === undefined || this.#stopped) return;
+    if (!this.#leases.holds(this.#partitionOf(name)) || this.#stopped) return;
     this.#plan(name, record, this.#rt.clock.now());
     await this.wake();
   }
@@ -413,7 +484,7 @@ export class PlanLoop {
       this.#jobs.delete(name);
       return;
     }
-    const job = this.#jobs.get(name) ?? { record, dueAt: undefined };
+    const job = this.#jobs.get(name) ?? { record, partition: this.#partitionOf(name), dueAt: undefined };
     job.record = record;
     this.#jobs.set(name, job);
     const dueAt = this.#firstDue(record, now);
@@ -462,17 +533,27 @@ export class PlanLoop {
     if (this.#waking.running === undefined) this.#armTimer();
   }
 
-  #resign(): void {
-    this.#lease = undefined;
-    this.#jobs.clear();
-    this.#heap.clear();
-    this.#blocked.clear();
+  #partitionOf(name: string): number {
+    return partitionOf(name, this.#leases.count);
+  }
+
+  /** Forgets the jobs of partitions no longer held (their heap entries go stale). */
+  #drop(partitions: readonly number[]): void {
+    if (partitions.length === 0) return;
+    const dropped = new Set(partitions);
+    for (const [name, job] of this.#jobs) {
+      if (!dropped.has(job.partition)) continue;
+      this.#jobs.delete(name);
+      this.#blocked.delete(name);
+    }
+    if (this.#jobs.size === 0) this.#heap.clear();
+    if (this.#leases.any) return;
     this.#timer.clear();
     this.#expiryTimer.clear();
   }
 
   #armTimer(): void {
-    if (this.#stopped || this.#lease === undefined) return;
+    if (this.#stopped || !this.#leases.any) return;
     // Drop stale entries so the timer is armed for a real deadline.
     while (this.#heap.size > 0) {
       const name = this.#heap.peek() as string;

@@ -114,9 +114,14 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
     return this.#state === 'running';
   }
 
-  /** True while this instance holds the planner lock. */
+  /** True while this instance plans at least one partition of the store (with one partition: holds the planner lock). */
   get isPlanner(): boolean {
     return this.#planLoop.isLeader;
+  }
+
+  /** The partitions of the store this instance plans (`Store.partitions`; with one partition, `[0]` or `[]`). */
+  get plannedPartitions(): readonly number[] {
+    return this.#planLoop.partitions;
   }
 
   /** IDs of the runs whose handlers this instance is executing. */
@@ -130,7 +135,7 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
    * `down` (not running, or the store failing for `leaseMs`). Never waits on the store.
    */
   async health(): Promise<Health> {
-    return this.#rt.health.report(this.isRunning, this.isPlanner);
+    return this.#rt.health.report(this.isRunning, this.plannedPartitions);
   }
 
   /**

@@ -4,7 +4,7 @@
  * - `Store`, split by capability: `StoreLifecycle` (`init`, `close`, optional
  *   `identity`), `JobStore` (jobs and cursors), `RunQueue` (the run queue and its
  *   leases), and the optional `StoreNotifications` (`watch`, `flushNotifications`) and
- *   `LockProvider` (`lock()`, and `Lock` itself);
+ *   `LockProvider` (`lock()`, `partitions`, and `Lock` itself; `partitionOf` says which partition a job is in);
  * - the records they keep and hand back (jobs, runs, index records, leases), the inputs
  *   and results of each method, and the constants the contract names;
  * - the shared rules (`store-rules.ts`: ordering, `pendingUntilFor`, `expiresAtFor`,
@@ -16,5 +16,5 @@
  * still exports `Store` and `Lock`, for typing an option).
  */
 export type * from './store.js';
-export { ACTIVE_STATUSES, LEASE_EXPIRED_ERROR, LIST_BATCH, LIST_JOBS_PAGE, PENDING_TIMEOUT_ERROR, UPSERT_BATCH, indexId } from './store.js';
+export { ACTIVE_STATUSES, LEASE_EXPIRED_ERROR, LIST_BATCH, LIST_JOBS_PAGE, MAX_PARTITIONS, PENDING_TIMEOUT_ERROR, UPSERT_BATCH, fnv1a32, indexId, partitionOf } from './store.js';
 export * from './store-rules.js';

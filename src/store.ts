@@ -43,6 +43,7 @@ import type {
 } from './store-records.js';
 
 export * from './store-records.js';
+export { partitionOf, fnv1a32, MAX_PARTITIONS } from './partition.js';
 
 /** What the core asks a store to create; the store fills in status, attempt, fence and timestamps. */
 export interface NewRun {
@@ -534,6 +535,13 @@ export interface StoreNotifications {
 export interface LockProvider {
   /** The store's own lock adapter, used to elect the planner unless the scheduler is given another. */
   lock(): Lock;
+  /**
+   * Optional: how many partitions the store's jobs fall into (1 when absent), fixed
+   * for the store's life: job `name` belongs to `partitionOf(name, partitions)`, and
+   * each partition has its own planner lease, so instances share the planning out.
+   * Every instance sharing a store must be given the same count.
+   */
+  readonly partitions?: number;
 }
 
 /**
@@ -564,4 +572,12 @@ export interface Lock {
   renew(input: { readonly name: string; readonly owner: string; readonly token: number; readonly now: number; readonly leaseUntil: number }): Promise<boolean>;
   /** Atomic: frees the lock if `owner` holds it with `token`; otherwise does nothing. */
   release(input: { readonly name: string; readonly owner: string; readonly token: number }): Promise<void>;
+  /**
+   * Optional: the live leases (`leaseUntil > now`) whose names start with `prefix`, in
+   * any order. A store of several partitions (`Store.partitions`) needs it to share
+   * them out: the scheduler counts the instances taking part in planning and sees which
+   * partitions are free. Without it, an instance takes every partition it can get, so
+   * the first one to start plans every job (as with one partition).
+   */
+  list?(input: { readonly prefix: string; readonly now: number }): Promise<readonly LockLease[]>;
 }

@@ -7,16 +7,34 @@ import * as z from 'zod/mini';
 import { ZodMiniType } from 'zod/mini'; // named: TypeScript calls an assertion (`init`) only through a declared name
 // Named, not through `z.core`: a bundler cannot tree-shake a namespace inside a namespace.
 import { $constructor, $ZodObjectJIT, type $strict, type $ZodIssue, type $ZodLooseShape, type $ZodRawIssue } from 'zod/v4/core';
-import english from 'zod/v4/locales/en.js';
 import { ValidationError, messageOf, type ValidationIssue } from './errors.js';
 
 /**
- * zod's English messages, for the issues a schema gives no message of its own
- * ("Unrecognized key", "expected number, received string"). zod/mini loads no locale,
- * and `z.config()` would change zod's messages for the whole host app, so they are
- * handed to the wording of a failed parse instead.
+ * The English of the issues tickwork's schemas leave to zod, worded as zod's English
+ * locale words them: a value of the wrong type ("Invalid input: expected number,
+ * received string") and unknown keys ("Unrecognized key: \"x\""). Every other issue a
+ * schema here can raise has a message of its own. zod/mini loads no locale, `z.config()`
+ * would change zod's messages for the whole host app, and zod's English locale words
+ * every issue zod has (2.7 KB of a bundled app), so these two are worded here and
+ * handed to the wording of a failed parse. Anything else reads "Invalid input", as
+ * zod words an issue it has no message for.
  */
-const ENGLISH = { error: english().localeError };
+const ENGLISH = {
+  error(issue: $ZodRawIssue): string | undefined {
+    if (issue.code === 'invalid_type') return `Invalid input: expected ${issue.expected}, received ${typeName(issue.input)}`;
+    if (issue.code === 'unrecognized_keys') return `Unrecognized key${issue.keys.length > 1 ? 's' : ''}: ${issue.keys.map((key) => `"${key}"`).join(', ')}`;
+    return undefined;
+  },
+};
+
+/** What zod's English calls a value's type: `NaN` and `Infinity` by name, an instance by its class (zod's `util.parsedType`). */
+function typeName(value: unknown): string {
+  if (typeof value === 'number') return Number.isFinite(value) ? 'number' : String(value);
+  if (typeof value !== 'object') return typeof value;
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  return Object.getPrototypeOf(value) !== Object.prototype && 'constructor' in value && value.constructor ? (value.constructor as { name: string }).name : 'object';
+}
 
 /** What `safeParse` finds: the parsed value, or every issue, worded. */
 export type Parsed<T> = { readonly success: true; readonly data: T } | { readonly success: false; readonly issues: readonly $ZodIssue[] };

@@ -13,7 +13,7 @@ import * as testing from '../src/testing/index.js';
 const source = (path: string) => readFileSync(new URL(path, import.meta.url), 'utf8');
 
 it('exports the contract constants from tickwork/store, and the old ones from tickwork as the same values', () => {
-  const constants = ['ACTIVE_STATUSES', 'LEASE_EXPIRED_ERROR', 'LIST_BATCH', 'LIST_JOBS_PAGE', 'PENDING_TIMEOUT_ERROR', 'UPSERT_BATCH', 'indexId'];
+  const constants = ['ACTIVE_STATUSES', 'LEASE_EXPIRED_ERROR', 'LIST_BATCH', 'LIST_JOBS_PAGE', 'MAX_PARTITIONS', 'PENDING_TIMEOUT_ERROR', 'UPSERT_BATCH', 'fnv1a32', 'indexId', 'partitionOf'];
   expect(Object.keys(store).sort()).toEqual([...constants, ...Object.keys(rules)].sort());
   expect(main.ACTIVE_STATUSES).toBe(store.ACTIVE_STATUSES);
   expect(main.LEASE_EXPIRED_ERROR).toBe(store.LEASE_EXPIRED_ERROR);

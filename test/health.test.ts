@@ -11,7 +11,7 @@ const at = (iso: string) => new Date(iso);
 describe('scheduler.health()', () => {
   it('is down before start and after stop, ok while running with a store that answers', async () => {
     const { clock, scheduler } = harness({ leaseMs: 30_000 });
-    expect(await scheduler.health()).toEqual({ status: 'down', running: false, planner: false, store: { ok: true } });
+    expect(await scheduler.health()).toEqual({ status: 'down', running: false, planner: false, partitions: [], store: { ok: true } });
     scheduler.register({ name: 'a', schedule: '* * * * *', handler: () => {} });
     await scheduler.start();
     await clock.advance('1m');
@@ -19,6 +19,7 @@ describe('scheduler.health()', () => {
       status: 'ok',
       running: true,
       planner: true,
+      partitions: [0],
       store: { ok: true, lastOkAt: at('2026-01-01T00:01:00Z') },
       lastPlanAt: at('2026-01-01T00:01:00Z'),
     });
@@ -87,13 +88,13 @@ describe('HealthMonitor', () => {
     const clock = new FakeClock(T0);
     const health = monitor(clock);
     health.storeSucceeded('lock.acquire');
-    expect(health.report(true, true).status).toBe('degraded'); // elected, not planned yet
+    expect(health.report(true, [0]).status).toBe('degraded'); // elected, not planned yet
     health.planned();
-    expect(health.report(true, true).status).toBe('ok');
+    expect(health.report(true, [0]).status).toBe('ok');
     await clock.advance('29s');
-    expect(health.report(true, true).status).toBe('ok');
+    expect(health.report(true, [0]).status).toBe('ok');
     await clock.advance('1s');
-    expect(health.report(true, true)).toMatchObject({ status: 'degraded', lastPlanAt: at(T0) });
-    expect(health.report(true, false).status).toBe('ok'); // only the planner plans
+    expect(health.report(true, [0])).toMatchObject({ status: 'degraded', lastPlanAt: at(T0) });
+    expect(health.report(true, []).status).toBe('ok'); // only the planner plans
   });
 });

@@ -35,4 +35,8 @@ export class MemoryLock implements Lock {
     const held = this.#leases.get(input.name);
     if (held !== undefined && held.owner === input.owner && held.token === input.token) this.#leases.delete(input.name);
   }
+
+  async list(input: { prefix: string; now: number }): Promise<readonly LockLease[]> {
+    return [...this.#leases.values()].filter((lease) => lease.name.startsWith(input.prefix) && lease.leaseUntil > input.now);
+  }
 }

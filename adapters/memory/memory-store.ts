@@ -54,15 +54,36 @@ import type {
 } from '../../src/store.js';
 import { compareNewestFirst, compareOldestFirst, compareReadyOrder, isCreatedAhead } from '../../src/store-rules.js';
 import { MemoryLock } from './memory-lock.js';
-import type { Draft } from '../../src/adapter-kit.js';
+import * as z from 'zod/mini';
+import { parseInput, partitionsSchema, type Draft } from '../../src/adapter-kit.js';
 import { MemoryTables } from './memory-tables.js';
 import * as lifecycle from './run-lifecycle.js';
 
 const NO_RUNS: readonly RunRecord[] = Object.freeze([]);
 
+/** Options of `new MemoryStore(...)`. */
+export interface MemoryStoreOptions {
+  /**
+   * How many partitions the jobs fall into (1 to 1,024): schedulers sharing this store
+   * share the planning out, one planner lease per partition (as instances sharing a
+   * Redis or Postgres store do).
+   * @default 1
+   */
+  readonly partitions?: number;
+}
+
+const optionsSchema = z.optional(z.strictObject({ partitions: partitionsSchema }));
+
 export class MemoryStore implements Store {
   readonly #tables = new MemoryTables();
   readonly #lock = new MemoryLock();
+  /** How many partitions the jobs fall into (`Store.partitions`). */
+  readonly partitions: number;
+
+  /** @throws ValidationError when the options are invalid. */
+  constructor(options?: MemoryStoreOptions) {
+    this.partitions = parseInput(optionsSchema, options, 'new MemoryStore(options)')?.partitions ?? 1;
+  }
 
   async init(): Promise<void> {}
 

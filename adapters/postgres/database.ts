@@ -4,7 +4,7 @@
  * close), and running the migrations once before the first query.
  */
 import * as z from 'zod/mini';
-import { parseInput, requireDriver } from '../../src/adapter-kit.js';
+import { parseInput, partitionsSchema, requireDriver } from '../../src/adapter-kit.js';
 import { migrateStatement } from './migrations.js';
 import { SCHEMA_NAME_PATTERN, sqlNames, type SqlNames } from './sql.js';
 
@@ -39,7 +39,16 @@ interface BaseOptions {
   readonly schema?: string;
 }
 
-export type PostgresStoreOptions = BaseOptions &
+export type PostgresStoreOptions = BaseOptions & {
+  /**
+   * How many partitions the jobs fall into (1 to 1,024). Each partition has its own
+   * planner lease, so several instances plan about 1/N of the jobs each, and a dead
+   * instance's partitions are taken over within `leaseMs`. Every instance on a schema
+   * must use the same count.
+   * @default 12
+   */
+  readonly partitions?: number;
+} &
   (
     | {
         /** A node-postgres `Pool`, PGlite, or anything with `query(text, params)`. Never closed by the store. */
@@ -82,6 +91,7 @@ const storeOptionsSchema = z
     pool: z.optional(queryableSchema),
     connectionString: z.optional(z.string().check(z.minLength(1, 'must not be empty'))),
     schema: schemaNameSchema,
+    partitions: partitionsSchema,
   })
   .check(
     z.superRefine((options, ctx) => {
@@ -109,7 +119,7 @@ function redact(connectionString: unknown): unknown {
   }
 }
 
-export function parseStoreOptions(input: unknown): { pool?: Queryable; connectionString?: string; schema: string } {
+export function parseStoreOptions(input: unknown): { pool?: Queryable; connectionString?: string; schema: string; partitions?: number } {
   const view =
     typeof input === 'object' && input !== null && 'connectionString' in input
       ? { ...input, connectionString: redact((input as { connectionString: unknown }).connectionString) }
@@ -118,6 +128,7 @@ export function parseStoreOptions(input: unknown): { pool?: Queryable; connectio
   const connectionString = (input as { connectionString?: string }).connectionString;
   return {
     schema: parsed.schema,
+    ...(parsed.partitions === undefined ? {} : { partitions: parsed.partitions }),
     ...(parsed.pool === undefined ? {} : { pool: parsed.pool }),
     ...(connectionString === undefined ? {} : { connectionString }),
   };

@@ -48,4 +48,13 @@ export class PostgresLock implements Lock {
       [input.name, input.owner, input.token],
     );
   }
+
+  async list(input: { prefix: string; now: number }): Promise<readonly LockLease[]> {
+    const rows = await this.#db.rows(
+      `SELECT name, owner, token::text AS token, lease_until::text AS lease_until FROM ${this.#db.names.schema}.locks
+       WHERE starts_with(name, $1) AND owner IS NOT NULL AND lease_until > $2::bigint`,
+      [input.prefix, input.now],
+    );
+    return rows.map((row) => ({ name: String(row.name), owner: String(row.owner), token: Number(row.token), leaseUntil: Number(row.lease_until) }));
+  }
 }

@@ -44,6 +44,7 @@ import {
   type UpsertJobInput,
   type UpsertJobResult,
 } from '../../src/store.js';
+import { DEFAULT_PARTITIONS } from '../../src/adapter-kit.js';
 import { allJobPages, batchesOf } from '../../src/store-rules.js';
 import { Batcher } from './batcher.js';
 import { Database, parseStoreOptions, type PostgresStoreOptions } from './database.js';
@@ -107,13 +108,18 @@ export class PostgresStore implements Store {
    * @throws TickworkError with code `'DRIVER_MISSING'` when given a `connectionString` and the `pg` package is not installed.
    */
   constructor(options: PostgresStoreOptions) {
-    this.#db = new Database(parseStoreOptions(options));
+    const parsed = parseStoreOptions(options);
+    this.partitions = parsed.partitions ?? DEFAULT_PARTITIONS;
+    this.#db = new Database(parsed);
     this.#s = this.#db.names.schema;
     this.#batcher = new Batcher({ send: (text, params) => this.#db.rows(text, params) });
     const { channel } = this.#db.names;
     this.#flush = new NotificationFlush((marker) => this.#db.rows('SELECT pg_notify($1, $2)', [channel, marker]));
     this.#listener = new NotificationListener(() => this.#db.pool(), channel, this.#flush, (payload) => this.#deliver(payload));
   }
+
+  /** How many partitions the jobs fall into (`Store.partitions`). */
+  readonly partitions: number;
 
   /** The schema this store keeps its tables in. */
   get schema(): string {

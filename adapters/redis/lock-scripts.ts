@@ -15,6 +15,9 @@ const LOCK_PRELUDE = `
 local P = KEYS[1]
 local function leaseKey(name) return P .. ':lock:' .. name end
 local function tokenKey(name) return P .. ':lock-token:' .. name end
+-- The names of the locks ever taken (each lease's key may have expired): what LOCK_LIST reads.
+local NAMES = P .. ':lock-names'
+
 local function expire(key, now, leaseUntil)
   local ttl = math.floor(tonumber(leaseUntil) - tonumber(now)) + tonumber(ARGV[#ARGV])
   if ttl < 1 then ttl = 1 end
@@ -33,6 +36,7 @@ local token
 if live then token = held[2] else token = tostring(redis.call('INCR', tokenKey(name))) end
 redis.call('HSET', key, 'owner', owner, 'token', token, 'leaseUntil', leaseUntil)
 expire(key, now, leaseUntil)
+redis.call('SADD', NAMES, name)
 return token
 `;
 
@@ -57,5 +61,23 @@ if held[1] and held[1] == ARGV[2] and tonumber(held[2]) == tonumber(ARGV[3]) the
 return 0
 `;
 
+/**
+ * ARGV: prefix, now. Returns [name, owner, token, leaseUntil] of each live lease whose
+ * name starts with prefix, and forgets the names whose lease key is gone (a name comes
+ * back with its next acquire), so the set holds only the locks in use.
+ */
+export const LOCK_LIST = `${LOCK_PRELUDE}
+local prefix, now = ARGV[1], tonumber(ARGV[2])
+local out = {}
+for _, name in ipairs(redis.call('SMEMBERS', NAMES)) do
+  local held = redis.call('HMGET', leaseKey(name), 'owner', 'token', 'leaseUntil')
+  if not held[1] then redis.call('SREM', NAMES, name)
+  elseif string.sub(name, 1, #prefix) == prefix and tonumber(held[3]) > now then
+    out[#out + 1] = { name, held[1], held[2], held[3] }
+  end
+end
+return out
+`;
+
 /** Every lock script. */
-export const LOCK_SCRIPTS: readonly string[] = [LOCK_ACQUIRE, LOCK_RENEW, LOCK_RELEASE];
+export const LOCK_SCRIPTS: readonly string[] = [LOCK_ACQUIRE, LOCK_RENEW, LOCK_RELEASE, LOCK_LIST];

@@ -3,7 +3,7 @@
  * constructors' validation boundary).
  */
 import * as z from 'zod/mini';
-import { parseInput } from '../../src/adapter-kit.js';
+import { DEFAULT_PARTITIONS, parseInput, partitionsSchema } from '../../src/adapter-kit.js';
 import { isRedisClient, type RedisClient } from './connection.js';
 
 /** Where the store keeps its keys. */
@@ -17,6 +17,18 @@ interface PrefixOption {
   readonly prefix?: string;
 }
 
+/** How the store's jobs are shared out among the planners. */
+interface PartitionsOption {
+  /**
+   * How many partitions the jobs fall into (1 to 1,024). Each partition has its own
+   * planner lease, so several instances plan about 1/N of the jobs each, and a dead
+   * instance's partitions are taken over within `leaseMs`. Every instance on a prefix
+   * must use the same count.
+   * @default 12
+   */
+  readonly partitions?: number;
+}
+
 /**
  * Options of `new RedisStore(...)`: exactly one of `client` (a connection you own)
  * or `url` (the store opens and closes its own connection).
@@ -24,12 +36,12 @@ interface PrefixOption {
  * @example new RedisStore({ url: 'redis://127.0.0.1:6379', prefix: 'billing' })
  */
 export type RedisStoreOptions =
-  | (PrefixOption & {
+  | (PrefixOption & PartitionsOption & {
       /** An ioredis `Redis` or `Cluster` you created; the store never closes it. */
       readonly client: RedisClient;
       readonly url?: never;
     })
-  | (PrefixOption & {
+  | (PrefixOption & PartitionsOption & {
       /** A `redis://` or `rediss://` URL; the store creates the client and closes it in `close()`. */
       readonly url: string;
       readonly client?: never;
@@ -51,6 +63,7 @@ const storeSchema = z
     client: z.optional(clientSchema),
     url: z.optional(z.string().check(z.regex(/^rediss?:\/\/\S*$/i, 'url must be a redis:// or rediss:// URL'))),
     prefix: z.optional(prefixSchema),
+    partitions: partitionsSchema,
   })
   .check(
     z.superRefine((options, ctx) => {
@@ -65,16 +78,18 @@ const storeSchema = z
 const lockSchema = z.strictObject({ client: clientSchema, prefix: z.optional(prefixSchema) });
 
 /** The validated store options: a client to use or a URL to connect to, and the prefix. */
-export type ParsedStoreOptions =
-  | { readonly client: RedisClient; readonly url?: undefined; readonly prefix: string }
-  | { readonly client?: undefined; readonly url: string; readonly prefix: string };
+export type ParsedStoreOptions = { readonly prefix: string; readonly partitions: number } & (
+  | { readonly client: RedisClient; readonly url?: undefined }
+  | { readonly client?: undefined; readonly url: string }
+);
 
 export function parseStoreOptions(options: unknown): ParsedStoreOptions {
   const parsed = parseInput(storeSchema, options, 'new RedisStore(options)');
   const prefix = parsed.prefix ?? DEFAULT_PREFIX;
-  if (parsed.client !== undefined) return { client: parsed.client, prefix };
+  const partitions = parsed.partitions ?? DEFAULT_PARTITIONS;
+  if (parsed.client !== undefined) return { client: parsed.client, prefix, partitions };
   // superRefine guarantees a URL when there is no client.
-  return { url: parsed.url ?? '', prefix };
+  return { url: parsed.url ?? '', prefix, partitions };
 }
 
 export function parseLockOptions(options: unknown): { readonly client: RedisClient; readonly prefix: string } {

@@ -8,7 +8,7 @@ import type { Lock, LockLease } from '../../src/store.js';
 import { num } from './codec.js';
 import { hashTag, ScriptRunner } from './connection.js';
 import { parseLockOptions, type RedisLockOptions } from './options.js';
-import { LOCK_ACQUIRE, LOCK_RELEASE, LOCK_RENEW, LOCK_SCRIPTS } from './lock-scripts.js';
+import { LOCK_ACQUIRE, LOCK_LIST, LOCK_RELEASE, LOCK_RENEW, LOCK_SCRIPTS } from './lock-scripts.js';
 
 /**
  * How long past its `leaseUntil` an abandoned lease key stays in Redis. Only
@@ -60,5 +60,15 @@ export class RedisLock implements Lock {
 
   async release(input: { name: string; owner: string; token: number }): Promise<void> {
     await this.#scripts.run(LOCK_RELEASE, [this.#tag], [input.name, input.owner, num(input.token)]);
+  }
+
+  async list(input: { prefix: string; now: number }): Promise<readonly LockLease[]> {
+    const reply = await this.#scripts.run(LOCK_LIST, [this.#tag], [input.prefix, num(input.now)]);
+    return (reply as [string, string, string, string][]).map(([name, owner, token, leaseUntil]) => ({
+      name,
+      owner,
+      token: Number(token),
+      leaseUntil: Number(leaseUntil),
+    }));
   }
 }

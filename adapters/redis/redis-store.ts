@@ -94,6 +94,8 @@ export class RedisStore implements Store {
   readonly #ownsClient: boolean;
   readonly #prefix: string;
   readonly #tag: string;
+  /** How many partitions the jobs fall into (`Store.partitions`). */
+  readonly partitions: number;
   readonly #channel: string;
   readonly #scripts: ScriptRunner;
   readonly #batcher: ScriptBatcher;
@@ -121,6 +123,7 @@ export class RedisStore implements Store {
       this.#ownsClient = true;
     }
     this.#prefix = parsed.prefix;
+    this.partitions = parsed.partitions;
     this.#tag = hashTag(parsed.prefix);
     // Scripts publish on a channel named after KEYS[1], which ioredis gives the client's `keyPrefix`; channels it does not.
     this.#channel = `${this.#client.options.keyPrefix ?? ''}${this.#tag}:events`;

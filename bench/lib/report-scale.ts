@@ -66,7 +66,7 @@ function idleSection(list: any[] | undefined, comparison: any[] | undefined): st
 
 function fleetTable(list: any[]): string {
   return grid(
-    ['store', 'instances', 'jobs', 'expected runs', 'missed', 'duplicates', 'lag p50 (ms)', 'lag p99 (ms)', 'lag max (ms)', 'planner CPU (% of a core)', 'other instances\' CPU (%)'],
+    ['store', 'instances', 'jobs', 'expected runs', 'missed', 'duplicates', 'lag p50 (ms)', 'lag p99 (ms)', 'lag max (ms)', 'planner CPU (% of a core; partitions planned)', 'other instances\' CPU (%)'],
     list.map((r) => {
       if (r.error !== undefined) return [r.store, f(r.processes, 0), f(r.jobs, 0), `failed: ${String(r.error).slice(0, 80)}`, '', '', '', '', '', '', ''];
       const planners = (r.instances as any[]).filter((i) => i.planner);
@@ -81,7 +81,7 @@ function fleetTable(list: any[]): string {
         f(r.p50, 0),
         f(r.p99, 0),
         f(r.max, 0),
-        planners.map((i) => f(i.cpuPct, 1)).join(' / ') || '—',
+        planners.map((i) => (i.partitions === undefined ? f(i.cpuPct, 1) : `${f(i.cpuPct, 1)} (${f(i.partitions, 0)})`)).join(' / ') || '—',
         others.map((i) => f(i.cpuPct, 1)).join(' / ') || '—',
       ];
     }),
@@ -93,7 +93,7 @@ function burstSection(list: any[] | undefined): string {
   out +=
     'Jobs that all share one tick, as `0 * * * *` jobs do at the top of an hour, driven on the real clock: each job\'s schedule is a daily 6-field cron expression for one whole second a minute or two ahead, registered by every instance (3 processes on Redis and on Postgres, one on the memory store), on the private servers. ' +
     'Lag = handler start − the tick; lag max = from the tick until every handler had started; missed = jobs whose run had not started when the instances stopped waiting (5 s without a start, or 60 s after the tick), duplicates = a job run twice. ' +
-    'CPU per instance over the tick, from 500 ms before it (runs are created ahead of it) until its handlers stopped starting; "planner" is the instance holding the planner lease. A planner CPU near 100 % is one core doing all the planning: the single planner is the ceiling.\n\n';
+    'CPU per instance over the tick, from 500 ms before it (runs are created ahead of it) until its handlers stopped starting; "planner" is an instance holding planner leases (the partitions it planned in brackets). A planner CPU near 100 % is one core doing all its planning.\n\n';
   if (list === undefined) return `${out}not run\n\n`;
   out += fleetTable(list);
   if (list.some((r) => r.missed > 0 || (r.instances ?? []).filter((i: any) => i.planner).length > 1)) {
@@ -106,7 +106,7 @@ function burstSection(list: any[] | undefined): string {
 function fleetSection(list: any[] | undefined): string {
   let out = '## Scale: 10,000 jobs every 10 seconds\n\n';
   out +=
-    '10,000 jobs on `*/10 * * * * *` (a 10,000-run burst every 10 s) registered by each instance, measured over a window of whole ticks (its length: expected runs ÷ jobs × 10 s) after the first ticks have fired (warm-up), on the private servers; three instances on each store, and one alone on Redis: the planner\'s CPU is the same whatever the number of instances, since one of them plans every job. Figures as in the burst.\n\n';
+    '10,000 jobs on `*/10 * * * * *` (a 10,000-run burst every 10 s) registered by each instance, measured over a window of whole ticks (its length: expected runs ÷ jobs × 10 s) after the first ticks have fired (warm-up), on the private servers; one, two and three instances on each store, in one run. Planning is shared out by partition (the stores\' default 12, unless the heading says otherwise): each instance plans the jobs of the partitions it holds (in brackets after its CPU), so planner CPU per instance should fall as instances are added. Figures as in the burst.\n\n';
   return list === undefined ? `${out}not run\n\n` : out + fleetTable(list);
 }
 

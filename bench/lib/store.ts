@@ -9,14 +9,20 @@ export function storeKindOf(value: string): StoreKind {
   throw new Error(`unknown store kind ${JSON.stringify(value)} (memory, redis or postgres)`);
 }
 
+/** BENCH_PARTITIONS: the partition count of the Redis and Postgres stores (their default when unset). */
+function partitions(): { partitions?: number } {
+  const value = process.env.BENCH_PARTITIONS;
+  return value === undefined || value === '' ? {} : { partitions: Number(value) };
+}
+
 export async function createStore(kind: StoreKind, namespace: string, urls: { redis: string; postgres: string }): Promise<Store | undefined> {
   if (kind === 'redis') {
     const { RedisStore } = await load('tickwork/redis');
-    return new RedisStore({ url: urls.redis, prefix: namespace });
+    return new RedisStore({ url: urls.redis, prefix: namespace, ...partitions() });
   }
   if (kind === 'postgres') {
     const { PostgresStore } = await load('tickwork/postgres');
-    return new PostgresStore({ connectionString: urls.postgres, schema: namespace });
+    return new PostgresStore({ connectionString: urls.postgres, schema: namespace, ...partitions() });
   }
   return undefined; // the scheduler's default MemoryStore
 }

@@ -56,6 +56,7 @@ async function main(): Promise<void> {
   if (bootedAt > windowStart - 1000) process.stderr.write(`warning: role ${role} started ${bootedAt - windowStart} ms after the window start\n`);
   await sleep(Math.max(0, windowStart - 500 - Date.now()));
   plannerAtTick = scheduler.isPlanner;
+  const partitionsAtTick = scheduler.plannedPartitions.length;
   const cpu0 = cpuMs();
   await sleep(Math.max(0, windowEnd - Date.now()));
   // Until handlers have stopped starting here: the last tick's runs may still be draining.
@@ -73,6 +74,7 @@ async function main(): Promise<void> {
     schedule,
     startMs,
     planner,
+    partitions: partitionsAtTick,
     windowStart,
     windowEnd,
     lags: log.lags,

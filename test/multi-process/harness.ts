@@ -26,7 +26,7 @@ export interface LogLine {
   readonly from?: number;
   readonly to?: number;
   readonly message?: string;
-  readonly value?: boolean;
+  readonly value?: boolean | readonly number[];
   readonly [key: string]: unknown;
 }
 
@@ -39,6 +39,8 @@ export interface WorkerConfig {
   readonly redisCommandTimeoutMs?: number;
   readonly clusterNodes?: readonly { host: string; port: number }[];
   readonly databaseUrl?: string;
+  /** The store's partition count (the store's default when absent). */
+  readonly partitions?: number;
 }
 
 export interface WorkerSpec {
@@ -93,6 +95,7 @@ export class Harness {
         ...(config.redisCommandTimeoutMs === undefined ? {} : { TW_REDIS_COMMAND_TIMEOUT: String(config.redisCommandTimeoutMs) }),
         ...(config.clusterNodes === undefined ? {} : { TW_CLUSTER_NODES: JSON.stringify(config.clusterNodes) }),
         ...(config.databaseUrl === undefined ? {} : { TW_DATABASE_URL: config.databaseUrl }),
+        ...(config.partitions === undefined ? {} : { TW_PARTITIONS: String(config.partitions) }),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -11,6 +11,7 @@ import { afterAll, describe, it } from 'vitest';
 import { DATABASE_URL, requireServer, uniqueNamespace } from '../integration/servers.js';
 import { sleep } from './harness.js';
 import { fanOutScenario, killScenario, outageScenario } from './scenario.js';
+import { shareScenario } from './share-scenario.js';
 
 const run = promisify(execFile);
 const up = await requireServer('postgres');
@@ -56,26 +57,32 @@ describe.skipIf(!up)('multi-process: Postgres', () => {
   it('three processes, one SIGKILLed mid-handler: at most and at least once per tick, no overlap, recovery', async () => {
     const schema = uniqueNamespace('twmp');
     schemas.push(schema);
-    await killScenario('postgres', { store: 'postgres', namespace: schema, databaseUrl: DATABASE_URL, leaseMs: 2000 });
+    await killScenario('postgres', { store: 'postgres', namespace: schema, databaseUrl: DATABASE_URL, leaseMs: 2000, partitions: 8 });
+  });
+
+  it('8 partitions over three processes: each plans its share; one SIGKILLed, its partitions taken over within leaseMs, nothing missed or twice', async () => {
+    const schema = uniqueNamespace('twmp');
+    schemas.push(schema);
+    await shareScenario('postgres-share', { store: 'postgres', namespace: schema, databaseUrl: DATABASE_URL, leaseMs: 2000, partitions: 8 });
   });
 
   it('a fan-out run (12 indices, 4 at once) over three processes, one SIGKILLed mid-index: every index once, the killed one retried', async () => {
     const schema = uniqueNamespace('twmp');
     schemas.push(schema);
-    await fanOutScenario('postgres-fan-out', { store: 'postgres', namespace: schema, databaseUrl: DATABASE_URL, leaseMs: 2000 });
+    await fanOutScenario('postgres-fan-out', { store: 'postgres', namespace: schema, databaseUrl: DATABASE_URL, leaseMs: 2000, partitions: 8 });
   });
 
   it('three processes, the planner SIGKILLed mid-handler: planner failover, recovery, nothing twice, missed ticks reported', async () => {
     const schema = uniqueNamespace('twmp');
     schemas.push(schema);
-    await killScenario('postgres-planner', { store: 'postgres', namespace: schema, databaseUrl: DATABASE_URL, leaseMs: 2000 }, { killPlanner: true });
+    await killScenario('postgres-planner', { store: 'postgres', namespace: schema, databaseUrl: DATABASE_URL, leaseMs: 2000, partitions: 1 }, { killPlanner: true });
   });
 
   const version = clusterVersion();
   it.skipIf(version === undefined)('server restart under three processes: errors reported, no crash, nothing lost or twice, resumes', async () => {
     const schema = uniqueNamespace('twmp');
     schemas.push(schema);
-    await outageScenario('postgres-restart', { store: 'postgres', namespace: schema, databaseUrl: DATABASE_URL, leaseMs: 2000 }, {
+    await outageScenario('postgres-restart', { store: 'postgres', namespace: schema, databaseUrl: DATABASE_URL, leaseMs: 2000, partitions: 8 }, {
       description: `pg_ctlcluster ${String(version)} main stop -m fast, 3 s down, start`,
       expectErrors: true,
       run: async () => {

@@ -3,6 +3,7 @@
  * assertions of SPEC §6.1–6.5 over the merged log of real processes.
  */
 import { expect } from 'vitest';
+import { partitionOf } from '../../src/partition.js';
 import {
   catchUpOrder,
   duplicates,
@@ -68,16 +69,30 @@ function runsPerJob(lines: readonly LogLine[]): Record<string, number> {
   return counts;
 }
 
-/** Planner tenures (from `planner` lines); two live planners at once would mean the lock failed. */
-function plannerOverlaps(h: Harness): string[] {
-  const tenures: { pid: number; from: number; to: number }[] = [];
-  const open = new Map<number, number>();
-  for (const line of h.lines) {
-    if (line.ev === 'planner' && line.value === true) open.set(line.pid, line.t);
-    else if ((line.ev === 'planner' && line.value === false) || line.ev === 'proc:exit' || line.ev === 'stopping') {
-      const from = open.get(line.pid);
-      if (from !== undefined) tenures.push({ pid: line.pid, from, to: line.t });
-      open.delete(line.pid);
+/** How often a worker samples its partitions: two tenures that overlap by less than this are the samples' lag. */
+const SAMPLE_MS = 50;
+
+/**
+ * Partition tenures (from `partitions` lines): two processes planning one partition at
+ * once would mean its lease failed. (With one partition it is the planner lock.)
+ */
+export function partitionOverlaps(lines: readonly LogLine[]): string[] {
+  const tenures: { pid: number; partition: number; from: number; to: number }[] = [];
+  const open = new Map<number, Map<number, number>>();
+  const close = (pid: number, partition: number, t: number): void => {
+    const from = open.get(pid)?.get(partition);
+    if (from !== undefined) tenures.push({ pid, partition, from, to: t });
+    open.get(pid)?.delete(partition);
+  };
+  for (const line of lines) {
+    if (line.ev === 'partitions' && Array.isArray(line.value)) {
+      const now = new Set(line.value);
+      const held = open.get(line.pid) ?? new Map<number, number>();
+      open.set(line.pid, held);
+      for (const partition of [...held.keys()]) if (!now.has(partition)) close(line.pid, partition, line.t);
+      for (const partition of now) if (!held.has(partition)) held.set(partition, line.t);
+    } else if (line.ev === 'proc:exit' || line.ev === 'stopping') {
+      for (const partition of [...(open.get(line.pid)?.keys() ?? [])]) close(line.pid, partition, line.t);
     }
   }
   const out: string[] = [];
@@ -85,10 +100,31 @@ function plannerOverlaps(h: Harness): string[] {
     for (let j = i + 1; j < tenures.length; j += 1) {
       const x = tenures[i]!;
       const y = tenures[j]!;
-      if (x.pid !== y.pid && x.from < y.to && y.from < x.to) out.push(`${x.pid} ${iso(x.from)}..${iso(x.to)} & ${y.pid} ${iso(y.from)}..${iso(y.to)}`);
+      if (x.pid === y.pid || x.partition !== y.partition) continue;
+      const overlap = Math.min(x.to, y.to) - Math.max(x.from, y.from);
+      if (overlap > SAMPLE_MS + 10) out.push(`partition ${x.partition}: ${x.pid} ${iso(x.from)}..${iso(x.to)} & ${y.pid} ${iso(y.from)}..${iso(y.to)}`);
     }
   }
   return out;
+}
+
+/** The partitions process `pid` planned at time `t` (its last `partitions` line before). */
+export function partitionsAt(lines: readonly LogLine[], pid: number, t: number): number[] {
+  const last = lines.filter((l) => l.ev === 'partitions' && l.pid === pid && l.t <= t).at(-1);
+  return Array.isArray(last?.value) ? [...last.value] : [];
+}
+
+/** When every partition of `partitions` was planned by another process than `pid` after `t` (undefined: never). */
+export function takenOverAt(lines: readonly LogLine[], pid: number, partitions: readonly number[], t: number): number | undefined {
+  const current = new Map<number, number[]>();
+  for (const line of lines) {
+    if (line.ev !== 'partitions' || line.pid === pid || !Array.isArray(line.value)) continue;
+    current.set(line.pid, [...line.value]);
+    if (line.t <= t) continue;
+    const held = new Set([...current.values()].flat());
+    if (partitions.every((partition) => held.has(partition))) return line.t;
+  }
+  return undefined;
 }
 
 export interface KillScenarioResult {
@@ -159,6 +195,9 @@ export async function killScenario(label: string, config: WorkerConfig, options:
     const allowHoles = holes(h.lines, 'allow-1s', steadyFrom + 1_000, stopT - 1_000);
     const coalesced = allowHoles.explained;
     const plannerKilled = h.lines.filter((l) => l.ev === 'planner' && l.pid === b.pid && l.t <= killT).at(-1)?.value === true;
+    const partitions = config.partitions ?? 1;
+    const heldByB = partitionsAt(h.lines, b.pid, killT);
+    const takenOver = takenOverAt(h.lines, b.pid, heldByB, killT);
     const forbidHoles = holes(h.lines, 'forbid-1s', steadyFrom + 1_000, stopT - 2_000);
     const takeover = h.lines.find((l) => l.ev === 'planner' && l.value === true && l.t > killT && l.pid !== b.pid);
     const rec = recovery(h.lines, slowStart, killT);
@@ -174,7 +213,8 @@ export async function killScenario(label: string, config: WorkerConfig, options:
       `forbid-1s skipped ${h.lines.filter((l) => l.ev === 'tick:skipped' && l.job === 'forbid-1s').length}; ` +
       `max concurrent forbid ${forbidMax} catchup ${catchupMax} (catchup ticks ${order.order.length}, ${order.outOfOrder.length} out of order, ${order.gaps.length} gaps); ` +
       `SIGKILL of b (was planner: ${plannerKilled}) mid slow-kill → recovered by ${rec.by?.instance} in ${rec.ms} ms (leaseMs ${leaseMs})` +
-      `${plannerKilled ? `, new planner ${takeover?.instance} after ${takeover === undefined ? '?' : takeover.t - killT} ms` : ''}; ` +
+      `${plannerKilled ? `, new planner ${takeover?.instance} after ${takeover === undefined ? '?' : takeover.t - killT} ms` : ''}` +
+      `${partitions > 1 ? `, b planned partitions ${heldByB.join(',')} of ${partitions}, all taken over after ${takenOver === undefined ? '?' : takenOver - killT} ms` : ''}; ` +
       `also killed on b: ${runningOnB.map((e) => e.runId).join(', ')}; only-on-a runs ${onlyA.length}, elsewhere ${onlyA.filter((l) => l.instance !== 'a').length}; ` +
       `errors ${JSON.stringify(errorsPerInstance(h.lines))}; handler starts after stop() ${startsAfterStop(h.lines).length}; ` +
       `handlers re-run after their success could not be recorded ${ALL.reduce((n, job) => n + reexecutions(h.lines, job).length, 0)}`;
@@ -190,10 +230,16 @@ export async function killScenario(label: string, config: WorkerConfig, options:
       allowHoles.unexplained.map(iso),
       `${label}: allow-1s ticks with no run and no tick:missed (SPEC §6.2):\n${show(h.lines.filter((l) => l.job === 'allow-1s' && l.ev !== 'run:created'))}`,
     ).toEqual([]);
-    expect(plannerKilled, `${label}: b was${plannerKilled ? '' : ' not'} the planner when killed`).toBe(options.killPlanner === true);
-    // With the planner alive through the kill, nothing should even be coalesced.
-    if (!plannerKilled) {
-      expect(coalesced, `${label}: allow-1s ticks coalesced although the planner never died`).toEqual([]);
+    // With several partitions every instance plans some (b too); with one, b plans only when it started first.
+    expect(plannerKilled, `${label}: b was${plannerKilled ? '' : ' not'} a planner when killed`).toBe(options.killPlanner === true || partitions > 1);
+    // With allow-1s's planner alive through the kill, nothing should even be coalesced.
+    if (!plannerKilled || (partitions > 1 && !heldByB.includes(partitionOf('allow-1s', partitions)))) {
+      expect(coalesced, `${label}: allow-1s ticks coalesced although its planner never died`).toEqual([]);
+    }
+    if (partitions > 1) {
+      expect(takenOver, `${label}: b's partitions ${heldByB.join(',')} never taken over`).toBeDefined();
+      // Within leaseMs of the kill, plus the 50 ms sampling and the round trips of a list and an acquire (slow on this loaded 2-core box).
+      expect(takenOver! - killT, `${label}: takeover of b's partitions`).toBeLessThan(leaseMs + 1_000);
     }
     // Forbid: every tick ran, was skipped, or was missed.
     expect(forbidHoles.unexplained.map(iso), `${label}: forbid-1s ticks unaccounted for`).toEqual([]);
@@ -223,8 +269,8 @@ export async function killScenario(label: string, config: WorkerConfig, options:
     const slowElsewhere = h.lines.filter((l) => l.ev === 'start' && l.job === 'slow-kill' && l.t < slowStart.t && l.instance !== 'b');
     expect(slowElsewhere.map((l) => `${l.runId}@${l.instance}`)).toEqual([]);
 
-    // The planner lock: never two planners at once (from each process's `isPlanner`, sampled every 50 ms).
-    expect(plannerOverlaps(h), `${label}: two planners at once`).toEqual([]);
+    // The planner leases: never two planners of one partition at once (sampled every 50 ms).
+    expect(partitionOverlaps(h.lines), `${label}: two planners of a partition at once`).toEqual([]);
 
     passed = true;
     return { summary };

@@ -12,12 +12,15 @@
  * - `TW_REDIS_COMMAND_TIMEOUT`: when set, the worker builds its own ioredis client with this
  *   `commandTimeout` (ms) and hands it to the store, so an unresponsive Redis fails commands
  * - `TW_REDIS_URL`, `TW_CLUSTER_NODES` (JSON `[{host,port}]`), `TW_DATABASE_URL`
+ * - `TW_PARTITIONS`: the store's partition count (the store's default when unset)
+ * - `TW_MANY`: when set to n, also registers `many-0` .. `many-<n-1>` (Allow, every 3 s, 50 ms handlers)
  * - `TW_LOGGER`: when set, the scheduler gets a logger that writes each record as a `log` line
  *
  * Writes one JSON line per event to stdout, each with `t` (Date.now()), `pid` and
  * `instance`: `boot`, `ready`, `registered`, `start`/`end` (from inside handlers),
  * every scheduler event (`run:*`, `tick:*`, `error` with its message), `planner`
- * (when this instance gains or loses the planner lock), `stopping`, `stopped`,
+ * (when this instance gains or loses the planner lock), `partitions` (the partitions it
+ * plans, whenever they change), `stopping`, `stopped`,
  * `fatal`. SIGTERM: `stop({ abort: true })`, close the store, exit 0.
  */
 import { Cluster, Redis } from 'ioredis';
@@ -32,6 +35,8 @@ const namespace = env.TW_NS ?? 'tickwork';
 const leaseMs = Number(env.TW_LEASE_MS ?? 2000);
 const jobs = (env.TW_JOBS ?? '').split(',').filter(Boolean);
 const lateJobs = (env.TW_LATE_JOBS ?? '').split(',').filter(Boolean);
+const partitions = env.TW_PARTITIONS === undefined ? {} : { partitions: Number(env.TW_PARTITIONS) };
+const many = Array.from({ length: Number(env.TW_MANY ?? 0) }, (_, i) => `many-${i}`);
 
 function log(fields: Record<string, unknown>): void {
   process.stdout.write(`${JSON.stringify({ ...fields, t: Date.now(), pid: process.pid, instance })}\n`);
@@ -94,6 +99,7 @@ const JOBS: Record<string, JobDefinition> = {
 };
 
 function definition(name: string): JobDefinition {
+  if (name.startsWith('many-')) return { name, schedule: '*/3 * * * * *', concurrencyPolicy: 'Allow', handler: handler(name, 50) };
   const job = JOBS[name];
   if (job === undefined) throw new Error(`worker: unknown job ${name}`);
   return job;
@@ -102,7 +108,7 @@ function definition(name: string): JobDefinition {
 /** A RedisStore on a client the worker owns (the store never closes a client it was given). */
 function ownClientStore(client: Redis | Cluster): { store: Store; close: () => Promise<void> } {
   client.on('error', (error: Error) => log({ ev: 'client-error', message: error.message }));
-  const store = new RedisStore({ client, prefix: namespace });
+  const store = new RedisStore({ client, prefix: namespace, ...partitions });
   return {
     store,
     close: async () => {
@@ -118,7 +124,7 @@ async function createStore(): Promise<{ store: Store; close: () => Promise<void>
     return ownClientStore(new Redis(env.TW_REDIS_URL ?? 'redis://127.0.0.1:6379', { commandTimeout: Number(env.TW_REDIS_COMMAND_TIMEOUT) }));
   }
   if (storeKind === 'redis') {
-    const store = new RedisStore({ url: env.TW_REDIS_URL ?? 'redis://127.0.0.1:6379', prefix: namespace });
+    const store = new RedisStore({ url: env.TW_REDIS_URL ?? 'redis://127.0.0.1:6379', prefix: namespace, ...partitions });
     return { store, close: () => store.close() };
   }
   if (storeKind === 'redis-cluster') {
@@ -127,7 +133,7 @@ async function createStore(): Promise<{ store: Store; close: () => Promise<void>
   }
   if (storeKind === 'postgres') {
     const { PostgresStore } = await import('../../adapters/postgres/index.js');
-    const store = new PostgresStore({ connectionString: env.TW_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres', schema: namespace });
+    const store = new PostgresStore({ connectionString: env.TW_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres', schema: namespace, ...partitions });
     return { store, close: () => store.close() };
   }
   throw new Error(`worker: unknown store ${storeKind}`);
@@ -168,7 +174,7 @@ async function main(): Promise<void> {
   );
   scheduler.on('error', (error) => log({ ev: 'error', message: error.message }));
 
-  for (const name of jobs) scheduler.register(definition(name));
+  for (const name of [...jobs, ...many]) scheduler.register(definition(name));
 
   process.on('SIGUSR2', () => {
     for (const name of lateJobs) {
@@ -182,10 +188,15 @@ async function main(): Promise<void> {
   });
 
   let planner = false;
+  let planned = '';
   const plannerWatch = setInterval(() => {
     if (scheduler.isPlanner !== planner) {
       planner = scheduler.isPlanner;
       log({ ev: 'planner', value: planner });
+    }
+    if (scheduler.plannedPartitions.join(',') !== planned) {
+      planned = scheduler.plannedPartitions.join(',');
+      log({ ev: 'partitions', value: [...scheduler.plannedPartitions] });
     }
   }, 50);
 

@@ -26,6 +26,18 @@ describe("zod's own messages, for the problems a schema gives no message of its 
     ]);
   });
 
+  it("word a value's type as zod's English locale does (tickwork words these two issues itself, without loading the locale)", () => {
+    const received = (leaseMs: unknown) => issuesOf(() => new Scheduler({ leaseMs } as never))[0]?.message;
+    class Custom {}
+    expect([NaN, Infinity, -Infinity, null, [1], new Date(0), new Map(), new Custom(), Object.create(null), () => 1, 1n, true].map(received)).toEqual(
+      ['NaN', 'Infinity', '-Infinity', 'null', 'array', 'Date', 'Map', 'Custom', 'object', 'function', 'bigint', 'boolean'].map(
+        (type) => `Invalid input: expected number, received ${type}`,
+      ),
+    );
+    expect(issuesOf(() => new Scheduler({ bogus: 1, 'a"b': 2 } as never))[0]?.message).toBe('Unrecognized keys: "bogus", "a"b"');
+    expect(issuesOf(() => new Scheduler(5 as never))[0]?.message).toBe('Invalid input: expected object, received number');
+  });
+
   it("leave zod's global configuration to the host app: tickwork sets no locale of its own", () => {
     issuesOf(() => new Scheduler({ bogus: 1 } as never));
     expect(config().localeError).toBeUndefined();

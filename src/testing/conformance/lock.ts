@@ -40,5 +40,24 @@ export function lockTests(options: ConformanceTestApi, withLock: (test: (lock: L
         expect(after?.token).toBeGreaterThan(taken!.token);
         expect(await lock.acquire({ name: 'other-lock', owner: 'y', now: T0 + 2_900, leaseUntil: T0 + 3_900 })).toBeDefined();
       }));
+
+    it('lists the live leases whose names start with a prefix (when it can)', () =>
+      withLock(async (lock) => {
+        if (lock.list === undefined) return;
+        const a = await lock.acquire({ name: 'planner:0/4', owner: 'p', now: T0, leaseUntil: T0 + 1_000 });
+        const b = await lock.acquire({ name: 'planner:1/4', owner: 'q', now: T0, leaseUntil: T0 + 2_000 });
+        const released = await lock.acquire({ name: 'planner:2/4', owner: 'q', now: T0, leaseUntil: T0 + 2_000 });
+        await lock.release({ name: 'planner:2/4', owner: 'q', token: released!.token });
+        await lock.acquire({ name: 'planner-member/4:0', owner: 'p', now: T0, leaseUntil: T0 + 2_000 });
+        const byName = (leases: readonly { name: string }[]) => [...leases].sort((x, y) => (x.name < y.name ? -1 : 1));
+        expect(byName(await lock.list({ prefix: 'planner:', now: T0 + 500 }))).toEqual([
+          { name: 'planner:0/4', owner: 'p', token: a!.token, leaseUntil: T0 + 1_000 },
+          { name: 'planner:1/4', owner: 'q', token: b!.token, leaseUntil: T0 + 2_000 },
+        ]);
+        // Expired at leaseUntil.
+        expect((await lock.list({ prefix: 'planner:', now: T0 + 1_000 })).map((l) => l.name)).toEqual(['planner:1/4']);
+        expect(await lock.list({ prefix: 'nothing', now: T0 })).toEqual([]);
+        expect((await lock.list({ prefix: 'planner-member/4:', now: T0 })).map((l) => l.owner)).toEqual(['p']);
+      }));
   });
 }

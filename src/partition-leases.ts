@@ -1,0 +1,256 @@
+/**
+ * The planner leases of one instance: which partitions of the store it plans. Each
+ * partition has a lease of its own (`partitionLockName`); an instance taking part in
+ * planning also holds a member lease (a numbered slot, so names stay few), and
+ * `Lock.list` tells it how many instances take part and which partitions are free.
+ *
+ * On every refresh (each heartbeat, and the timers below) an instance renews what it
+ * holds, then moves toward its fair share, `ceil(partitions / members)`: it takes free
+ * partitions (expired leases included) while below it, and gives back its surplus
+ * above it, so a newcomer gets a share within a heartbeat or two. A dead instance's
+ * leases expire `leaseMs` after its last renewal; every survivor keeps a timer at the
+ * earliest lease held by another instance, which never fires while that instance
+ * renews (each refresh moves it later) and, when it does fire, finds the lease
+ * expired and takes the partition over: within `leaseMs` of the death.
+ *
+ * With one partition this is the single planner lease of old: no member lease, no
+ * listing. A lock without `list` cannot count instances: an instance then takes
+ * every partition it can get.
+ */
+import { fnv1a32, memberLockPrefix, partitionLockName, partitionOfLock } from './partition.js';
+import type { Lock, LockLease } from './store.js';
+import type { Runtime } from './runtime.js';
+
+/** What `refresh()` changed. */
+export interface LeaseChanges {
+  readonly gained: readonly number[];
+  readonly lost: readonly number[];
+}
+
+/** What an instance sees of the partition leases: enough to decide its moves. */
+export interface ShareView {
+  readonly partitions: number;
+  /** Instances taking part in planning, this one included (at least 1). */
+  readonly members: number;
+  /** The partitions this instance holds. */
+  readonly mine: ReadonlySet<number>;
+  /** The partitions another instance holds (live leases). */
+  readonly others: ReadonlyMap<number, string>;
+  /** Where this instance starts looking for free partitions, so instances that start together try different ones first. */
+  readonly offset: number;
+}
+
+/**
+ * Pure: the partitions to take (free ones, while below the fair share) and to give
+ * back (the surplus above it, highest first: partition 0 carries the housekeeping,
+ * and a partition that stays put needs no reload).
+ */
+export function shareMoves(view: ShareView): { readonly take: readonly number[]; readonly give: readonly number[] } {
+  const fair = Math.ceil(view.partitions / Math.max(1, view.members));
+  const mine = [...view.mine].sort((a, b) => a - b);
+  if (mine.length > fair) return { take: [], give: mine.slice(fair).reverse() };
+  const take: number[] = [];
+  for (let i = 0; i < view.partitions && mine.length + take.length < fair; i += 1) {
+    const partition = (view.offset + i) % view.partitions;
+    if (!view.mine.has(partition) && !view.others.has(partition)) take.push(partition);
+  }
+  return { take, give: [] };
+}
+
+/** True when this instance is below its fair share and another is above it: that one gives back at its next refresh. */
+export function waitsForShare(view: ShareView): boolean {
+  const fair = Math.ceil(view.partitions / Math.max(1, view.members));
+  if (view.mine.size >= fair) return false;
+  const counts = new Map<string, number>();
+  for (const owner of view.others.values()) counts.set(owner, (counts.get(owner) ?? 0) + 1);
+  return [...counts.values()].some((count) => count > fair);
+}
+
+export class PartitionLeases {
+  readonly #rt: Runtime;
+  readonly #lock: Lock;
+  /** How many partitions the store has. */
+  readonly count: number;
+  readonly #leases = new Map<number, LockLease>();
+  #member: LockLease | undefined;
+  /** When to refresh again on our own, undefined: at the next heartbeat. */
+  #refreshAt: number | undefined;
+
+  constructor(runtime: Runtime, lock: Lock, count: number) {
+    this.#rt = runtime;
+    this.#lock = lock;
+    this.count = count;
+  }
+
+  /** The partitions held, in order. */
+  get owned(): readonly number[] {
+    return [...this.#leases.keys()].sort((a, b) => a - b);
+  }
+
+  get any(): boolean {
+    return this.#leases.size > 0;
+  }
+
+  /** When the next refresh is due before the next heartbeat: another instance's lease expires, or a share is to be given back. */
+  get refreshAt(): number | undefined {
+    return this.#refreshAt;
+  }
+
+  /** Whether partition `partition`'s lease is held and not past its `leaseUntil` (a heartbeat stuck behind a slow store cannot renew it). */
+  holds(partition: number): boolean {
+    const lease = this.#leases.get(partition);
+    return lease !== undefined && lease.leaseUntil > this.#rt.clock.now();
+  }
+
+  /**
+   * Renews what is held, then takes or gives back partitions toward the fair share;
+   * `handOver` is awaited before partitions are given back (the planner stops planning
+   * them and lets its writes in flight end).
+   */
+  async refresh(handOver: (partitions: readonly number[]) => Promise<void>): Promise<LeaseChanges> {
+    const lost = await this.renew();
+    const gained: number[] = [];
+    this.#refreshAt = undefined;
+    if (this.count === 1 || this.#lock.list === undefined) {
+      const wanted = Array.from({ length: this.count }, (_, partition) => partition).filter((partition) => !this.#leases.has(partition));
+      gained.push(...(await this.#take(wanted)));
+      return { gained, lost };
+    }
+    const { io, clock } = this.#rt;
+    const now = clock.now();
+    const list = this.#lock.list.bind(this.#lock);
+    const live = await io('lock.list', () => list({ prefix: 'planner', now }));
+    if (live === undefined) return { gained, lost };
+    const view = await this.#view(live, now);
+    const { take, give } = shareMoves(view);
+    if (give.length > 0) {
+      // Not held from here on (no job of theirs is planned again), given back once the planner is done with them.
+      const leaving = give.flatMap((partition) => this.#leases.get(partition) ?? []);
+      for (const partition of give) this.#leases.delete(partition);
+      await handOver(give);
+      await Promise.all(leaving.map((lease) => this.#release(lease)));
+      lost.push(...give);
+    }
+    gained.push(...(await this.#take(take)));
+    this.#planRefresh(live, { ...view, mine: new Set(this.#leases.keys()) });
+    return { gained, lost };
+  }
+
+  /** Gives every lease back (stop). */
+  async releaseAll(): Promise<void> {
+    const leases = [...this.#leases.keys()];
+    await Promise.all(leases.map((partition) => this.#give(partition)));
+    const member = this.#member;
+    this.#member = undefined;
+    if (member !== undefined) await this.#release(member);
+  }
+
+  /** Forgets every lease without a store call (the store is failing; they expire on their own). */
+  dropAll(): number[] {
+    const owned = this.owned;
+    this.#leases.clear();
+    this.#member = undefined;
+    return [...owned];
+  }
+
+  /** Renews the held leases at once; resolves the partitions lost (refused, or unanswered past their lease). */
+  async renew(): Promise<number[]> {
+    const { io, clock, leaseMs } = this.#rt;
+    const now = clock.now();
+    const renew = async (lease: LockLease): Promise<LockLease | undefined> => {
+      const renewed = await io('lock.renew', () => this.#lock.renew({ ...lease, now, leaseUntil: now + leaseMs }));
+      if (renewed === true) return { ...lease, leaseUntil: now + leaseMs };
+      // An unanswered renewal keeps the lease until it would have expired anyway.
+      return renewed === false || clock.now() >= lease.leaseUntil ? undefined : lease;
+    };
+    const member = this.#member;
+    const [renewedMember, ...renewed] = await Promise.all([member === undefined ? undefined : renew(member), ...[...this.#leases.values()].map(renew)]);
+    this.#member = renewedMember;
+    const lost: number[] = [];
+    for (const [i, partition] of [...this.#leases.keys()].entries()) {
+      const lease = renewed[i];
+      if (lease === undefined) {
+        this.#leases.delete(partition);
+        lost.push(partition);
+      } else this.#leases.set(partition, lease);
+    }
+    return lost;
+  }
+
+  /** The share view from the live leases; takes a member slot first when this instance has none. */
+  async #view(live: readonly LockLease[], now: number): Promise<ShareView> {
+    const { instanceId } = this.#rt;
+    const memberPrefix = memberLockPrefix(this.count);
+    const members = live.filter((lease) => lease.name.startsWith(memberPrefix));
+    if (this.#member === undefined) {
+      const used = new Set(members.map((lease) => lease.name));
+      let slot = 0;
+      while (used.has(`${memberPrefix}${slot}`)) slot += 1;
+      const name = `${memberPrefix}${slot}`;
+      this.#member = await this.#rt.io('lock.acquire', () => this.#lock.acquire({ name, owner: instanceId, now, leaseUntil: now + this.#rt.leaseMs }));
+    }
+    const owners = new Set(members.map((lease) => lease.owner));
+    owners.add(instanceId);
+    const others = new Map<number, string>();
+    for (const lease of live) {
+      const partition = partitionOfLock(lease.name, this.count);
+      if (partition !== undefined && lease.owner !== instanceId) others.set(partition, lease.owner);
+    }
+    return { partitions: this.count, members: owners.size, mine: new Set(this.#leases.keys()), others, offset: offsetOf(instanceId, this.count) };
+  }
+
+  /**
+   * The next refresh of our own: soon while a share is to be given back to us (another
+   * instance gives it at its next heartbeat), else when the earliest lease held by
+   * another instance expires (it is renewed before then while its holder lives).
+   */
+  #planRefresh(live: readonly LockLease[], view: ShareView): void {
+    const { clock, leaseMs, instanceId } = this.#rt;
+    if (waitsForShare(view)) {
+      this.#refreshAt = clock.now() + Math.max(1, Math.floor(leaseMs / 10));
+      return;
+    }
+    let earliest: number | undefined;
+    for (const lease of live) {
+      if (lease.owner !== instanceId && partitionOfLock(lease.name, this.count) !== undefined && (earliest === undefined || lease.leaseUntil < earliest)) {
+        earliest = lease.leaseUntil;
+      }
+    }
+    this.#refreshAt = earliest;
+  }
+
+  /** Tries to take each partition at once; resolves those taken. */
+  async #take(partitions: readonly number[]): Promise<number[]> {
+    const { io, clock, leaseMs, instanceId } = this.#rt;
+    const now = clock.now();
+    const leases = await Promise.all(
+      partitions.map((partition) => {
+        const name = partitionLockName(partition, this.count);
+        return io('lock.acquire', () => this.#lock.acquire({ name, owner: instanceId, now, leaseUntil: now + leaseMs }));
+      }),
+    );
+    const taken: number[] = [];
+    for (const [i, lease] of leases.entries()) {
+      const partition = partitions[i] as number;
+      if (lease === undefined) continue;
+      this.#leases.set(partition, lease);
+      taken.push(partition);
+    }
+    return taken;
+  }
+
+  async #give(partition: number): Promise<void> {
+    const lease = this.#leases.get(partition);
+    this.#leases.delete(partition);
+    if (lease !== undefined) await this.#release(lease);
+  }
+
+  async #release(lease: LockLease): Promise<void> {
+    await this.#rt.io('lock.release', () => this.#lock.release(lease));
+  }
+}
+
+/** Where an instance starts looking for free partitions: spread by its ID. */
+function offsetOf(instanceId: string, count: number): number {
+  return fnv1a32(instanceId) % count;
+}
