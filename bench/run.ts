@@ -47,6 +47,9 @@ const fleetRuns: readonly (readonly [string, number])[] =
  * then measures it beside this build at `comparisonJobs`, one after the other in the same run.
  */
 const baselineIndex = argv.indexOf('--baseline');
+/** `--scale-stores redis,postgres`: scale-idle on these stores only (all three otherwise; BullMQ runs with redis). */
+const scaleStoresIndex = argv.indexOf('--scale-stores');
+const scaleStores = scaleStoresIndex >= 0 ? new Set((argv[scaleStoresIndex + 1] ?? '').split(',')) : undefined;
 const comparisonIndex = argv.indexOf('--comparison-jobs');
 const baseline = baselineIndex >= 0 ? { root: argv[baselineIndex + 1] as string, label: argv[baselineIndex + 2] ?? 'baseline' } : undefined;
 
@@ -372,7 +375,7 @@ const scenarios: Record<string, (results: Results) => Promise<void>> = {
     await withPrivateServers(async (servers) => {
       const env = { REDIS_URL: servers.redis, DATABASE_URL: servers.postgres };
       const runs: [string, string][] = [['tickwork', 'memory'], ['tickwork', 'redis'], ['bullmq', 'redis'], ['tickwork', 'postgres']];
-      for (const [lib, store] of runs) {
+      for (const [lib, store] of runs.filter(([, store]) => scaleStores?.has(store) ?? true)) {
         const ns = scaleNamespace(store, 'scale');
         const n = lib === 'bullmq' ? Math.min(jobs, D.bullmqIdleJobs) : store === 'memory' ? D.memoryScaleJobs : jobs;
         const args = ['--lib', lib, '--store', store, '--ns', ns, '--jobs', String(n), '--seconds', String(D.idleSeconds), '--settle-max', '60'];
@@ -394,7 +397,7 @@ const scenarios: Record<string, (results: Results) => Promise<void>> = {
       // Before and after this branch's changes, at the same job count, one after the other.
       results['scale-idle-comparison'] = [];
       if (baseline === undefined) return;
-      for (const store of ['redis', 'postgres']) {
+      for (const store of ['redis', 'postgres'].filter((store) => scaleStores?.has(store) ?? true)) {
         for (const build of ['this branch', baseline.label]) {
           const n = D.comparisonJobs;
           log(`scale-idle comparison ${store} ${build} (${n.toLocaleString('en-US')} jobs)`);

@@ -32,6 +32,8 @@ import { toRunInfo } from './views.js';
 
 /** The partition whose holder keeps the store's house. */
 const HOUSEKEEPING_PARTITION = 0;
+/** A loaded job the planner leaves alone (see `plannable`). */
+const NOT_PLANNABLE = -1;
 /** Jobs planned at once; each is one store call in flight. */
 const PLAN_CONCURRENCY = 64;
 /** Planning steps for one job in one wake; a guard against a store that keeps answering `conflict`. */
@@ -329,12 +331,21 @@ export class PlanLoop {
     this.#ownWrites.loadingAll();
     const { clock, io, leaseMs, store } = this.#rt;
     const records: JobRecord[] = [];
+    /** Each job's first due time, worked out as its page arrives (see below). */
+    const dueAts: (number | undefined)[] = [];
     let renewedAt = clock.now();
     for (let after: string | undefined; ; ) {
       const query: ListJobsQuery = after === undefined ? { limit: LIST_JOBS_PAGE } : { after, limit: LIST_JOBS_PAGE };
       const page = await io('listJobs', () => store.listJobs(query));
       if (page === undefined || this.#stopped) return;
-      for (const record of page) if (partitions.has(this.#partitionOf(record.name))) records.push(record);
+      for (const record of page) {
+        if (!partitions.has(this.#partitionOf(record.name))) continue;
+        records.push(record);
+        // The planning maths of a million jobs is minutes of CPU on a busy machine: done page by page, between
+        // the lease renewals below, not in one go after the last page, where it outlived the lease (a 1M-job
+        // load on Redis at load 18 lost its lease after each load and loaded every job again, four times).
+        if (!poll) dueAts.push(plannable(this.#rt, record) ? firstDue(this.#rt, record, clock.now()) : NOT_PLANNABLE);
+      }
       // A short page is the last; a long one, a store that ignores the limit (it listed every job).
       if (page.length !== LIST_JOBS_PAGE) break;
       after = page[page.length - 1]?.name;
@@ -350,14 +361,14 @@ export class PlanLoop {
       for (const record of records) if (this.#leases.holds(this.#partitionOf(record.name))) this.#plan(record.name, record, now);
       return;
     }
-    for (const record of records) {
+    records.forEach((record, i) => {
       const partition = this.#partitionOf(record.name);
-      if (!this.#leases.holds(partition) || !plannable(this.#rt, record)) continue;
+      const dueAt = dueAts[i];
+      if (!this.#leases.holds(partition) || dueAt === NOT_PLANNABLE) return;
       const job: PlannedJob = { record, partition, dueAt: undefined };
       this.#jobs.set(record.name, job);
-      const dueAt = firstDue(this.#rt, record, now);
       if (dueAt !== undefined) this.#setDue(record.name, job, dueAt);
-    }
+    });
   }
 
   async #reload(name: string): Promise<void> {

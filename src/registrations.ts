@@ -114,7 +114,9 @@ export class Registrations {
   async #syncNow(pending: readonly NormalizedJob[]): Promise<void> {
     const { io, store, clock } = this.#rt;
     if (!this.#initialized) this.#initialized = (await io('init', () => store.init().then(() => true))) === true;
-    if (!this.#initialized) return;
+    // Nothing pending (every heartbeat of an instance whose jobs are written): no store call, and no look for runs
+    // (the executor's own heartbeat looks anyway), so an idle heartbeat polls for ready runs once, not twice.
+    if (!this.#initialized || pending.length === 0) return;
     // Many registrations at once (a start or a restart): read the store once and write only what differs,
     // so restarting an unchanged fleet of 100,000 jobs is one read, not 100,000 commits.
     const stored = pending.length > LIST_BEFORE_SYNC ? await io('listJobs', () => store.listJobs()) : undefined;

@@ -225,7 +225,7 @@ function isSchemaGone(error: unknown): boolean {
 
 /** The part of the `pg` module the store uses. */
 interface PgModule {
-  readonly Pool: new (options: { connectionString: string; connectionTimeoutMillis: number }) => unknown;
+  readonly Pool: new (options: { connectionString: string; connectionTimeoutMillis: number; idleTimeoutMillis: number }) => unknown;
 }
 
 /**
@@ -234,9 +234,18 @@ interface PgModule {
  * answer is reported like one that refuses, and the scheduler retries.
  */
 const CONNECTION_TIMEOUT_MS = 5_000;
+/**
+ * How long a connection of our own pool stays open unused. node-postgres closes it
+ * after 10 s by default, which is the default heartbeat's period (`leaseMs / 3`): an
+ * idle instance then opened a new connection on each heartbeat, and the server forked
+ * a backend for it and loaded the schema's functions into it again (measured: one new
+ * connection every ~10 s per idle instance). 60 s outlasts the heartbeat of any
+ * `leaseMs` up to 3 minutes.
+ */
+const IDLE_CONNECTION_MS = 60_000;
 
 function openPool(pg: PgModule, connectionString: string): PgPoolLike {
-  const pool = new pg.Pool({ connectionString, connectionTimeoutMillis: CONNECTION_TIMEOUT_MS }) as PgPoolLike;
+  const pool = new pg.Pool({ connectionString, connectionTimeoutMillis: CONNECTION_TIMEOUT_MS, idleTimeoutMillis: IDLE_CONNECTION_MS }) as PgPoolLike;
   // An idle connection dropped by the server must not crash the process; the next query reports it.
   pool.on('error', () => {});
   return pool;

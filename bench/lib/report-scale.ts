@@ -27,6 +27,8 @@ function idleSection(list: any[] | undefined, comparison: any[] | undefined): st
   const rows: string[][] = [
     ['jobs', ...cell((r) => f(r.jobs, 0))],
     ['register() + start() until planned (s)', ...cell((r) => f(r.readyMs / 1000, 1))],
+    ['〃 instance CPU per job (µs)', ...cell((r) => (r.readyCpuMs === undefined ? '—' : f((r.readyCpuMs * 1000) / r.jobs, 1)))],
+    ['〃 store server CPU per job (µs)', ...cell((r) => (r.readyServerCpuMs === undefined ? '—' : f((r.readyServerCpuMs * 1000) / r.jobs, 1)))],
     ['heap per job', ...cell((r) => kb(r.heapPerJob))],
     ['RSS per job', ...cell((r) => kb(r.rssPerJob))],
     ['instance CPU, first 20 s (% of a core)', ...cell((r) => f(pct(r.first), 2))],
@@ -39,6 +41,8 @@ function idleSection(list: any[] | undefined, comparison: any[] | undefined): st
     ['〃 per 100,000 jobs', ...cell((r) => f(per100k(serverPct(r.idle), r.jobs), 3))],
     ['settled after (s)', ...cell((r) => f(r.settledAfterS, 0))],
     ['restart, unchanged jobs: until planned (s)', ...cell((r) => (r.restart === undefined ? '—' : f(r.restart.readyMs / 1000, 1)))],
+    ['restart: instance CPU per job (µs)', ...cell((r) => (r.restart?.readyCpuMs === undefined ? '—' : f((r.restart.readyCpuMs * 1000) / r.jobs, 1)))],
+    ['restart: store server CPU per job (µs)', ...cell((r) => (r.restart?.readyServerCpuMs === undefined ? '—' : f((r.restart.readyServerCpuMs * 1000) / r.jobs, 1)))],
     ['restart: store writes (Redis commands / Postgres rows)', ...cell((r) => (r.restart?.storeOps === undefined ? '—' : f(r.restart.storeOps.writes, 0)))],
     ['restart: store reads (Redis commands / Postgres rows)', ...cell((r) => (r.restart?.storeOps === undefined ? '—' : f(r.restart.storeOps.reads, 0)))],
   ];

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { PostgresLock, PostgresStore } from '../../adapters/postgres/index.js';
+import { Database } from '../../adapters/postgres/database.js';
 import { MIGRATIONS } from '../../adapters/postgres/migrations.js';
 import { ValidationError } from '../../src/errors.js';
 import type { JobSpec, JsonValue, Store, StoreNotification, UpsertJobInput, UpsertJobResult } from '../../src/store.js';
@@ -126,6 +127,21 @@ describe.skipIf(!up)('PostgresStore on a real server', () => {
       } finally {
         await store.close();
         await dropSchema(schema);
+      }
+    });
+
+    it('keeps its own pool\'s idle connection past a heartbeat (10 s by default) instead of connecting again each heartbeat', async () => {
+      const database = new Database({ connectionString: DATABASE_URL, schema: uniqueNamespace('tw') });
+      const backend = async (): Promise<number> => ((await (await database.pool()).query('SELECT pg_backend_pid() AS pid')) as { rows: { pid: number }[] }).rows[0]!.pid;
+      // The pool's idle timer is a setTimeout: a fake one, so the test need not wait.
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+      try {
+        const first = await backend();
+        await vi.advanceTimersByTimeAsync(15_000);
+        expect(await backend()).toBe(first);
+      } finally {
+        vi.useRealTimers();
+        await database.close();
       }
     });
   });

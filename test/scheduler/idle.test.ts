@@ -40,3 +40,16 @@ it('writes registrations in batches; a restart reads the jobs once and writes on
   expect((await second.scheduler.getJob('job-7'))?.schedule).toBe('*/5 * * * *');
   await second.scheduler.stop();
 });
+
+it('an idle heartbeat makes each of its store calls once: one look for ready runs, one of each housekeeping call', async () => {
+  const { store, calls } = countingStore();
+  const { clock, scheduler } = harness({ store, start: '2026-03-01T00:00:00Z' });
+  for (let i = 0; i < 2_000; i += 1) scheduler.register({ name: `yearly-${i}`, schedule: '0 0 1 1 *', handler: () => {} });
+  await scheduler.start();
+  await clock.advance('1m');
+  calls.clear();
+  await clock.advance('10m'); // 60 heartbeats (leaseMs 30 s: one every 10 s)
+  const perBeat = Object.fromEntries([...calls].map(([name, n]) => [name, n / 60]));
+  expect(perBeat).toEqual({ findReadyRuns: 1, recoverExpiredRuns: 1, expirePendingRuns: 1, deleteExpiredRuns: 1 });
+  await scheduler.stop();
+});
