@@ -19,7 +19,7 @@ import { NAME_PATTERN, RESERVED_NAME_SEGMENTS, reservedSegmentOf } from './run-i
 import { cronProblem, cronSpec, isValidTimeZone } from './schedule/index.js';
 import type { ConcurrencyPolicy, FanOutSpec, HistoryLimits, JsonValue, Lock, RunStatus, ScheduleSpec, Store } from './store.js';
 import type { JobDefinition, JobHandler, SchedulerOptions } from './types.js';
-import { parseInput, safeParse, strictObject } from './validation.js';
+import { integer, integerSchema, parseInput, safeParse, strictObject } from './validation.js';
 
 const MIN_EVERY_MS = 1_000;
 
@@ -109,22 +109,6 @@ function oneOf<const T>(values: readonly T[], error: string) {
 }
 
 const policySchema = oneOf(['Allow', 'Forbid', 'Replace', 'CatchUp', 'BufferOne'], 'must be "Allow", "Forbid", "Replace", "CatchUp" or "BufferOne"');
-
-/**
- * `z.int()`'s rule with its message, without zod's number formats (1 KB of a bundled
- * app): a fraction ends the checks, an integer beyond 2^53 is reported and they go on.
- */
-function integer() {
-  return z.superRefine((value: number, ctx) => {
-    if (!Number.isSafeInteger(value)) ctx.addIssue({ code: 'custom', message: 'must be an integer', continue: Number.isInteger(value) });
-  });
-}
-
-/** An integer from `min` to `max`, with the messages every count of the API shares. */
-function integerSchema(min: number, max?: number) {
-  const checks = [integer(), z.gte(min, `must be ${min} or more`)];
-  return z.number().check(...(max === undefined ? checks : [...checks, z.lte(max, `must be at most ${max}`)]));
-}
 
 const countSchema = integerSchema(0);
 export const maxRunsSchema = integerSchema(1);

@@ -4,6 +4,7 @@
  */
 import * as z from 'zod/mini';
 import { MAX_PARTITIONS } from './partition.js';
+import { integerSchema } from './validation.js';
 
 /**
  * How many partitions the Redis and Postgres stores split their jobs into unless told
@@ -13,10 +14,5 @@ import { MAX_PARTITIONS } from './partition.js';
  */
 export const DEFAULT_PARTITIONS = 12;
 
-export const partitionsSchema = z.optional(
-  z.number({ error: 'must be a number' }).check(
-    z.int({ error: 'must be a whole number' }),
-    z.minimum(1, { error: 'must be at least 1' }),
-    z.maximum(MAX_PARTITIONS, { error: `must be at most ${MAX_PARTITIONS}` }),
-  ),
-);
+/** A partition count: the integer rule and messages every count of the API shares (`integerSchema`). */
+export const partitionsSchema = z.optional(integerSchema(1, MAX_PARTITIONS));

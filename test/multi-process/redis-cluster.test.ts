@@ -34,6 +34,7 @@ describe.skipIf(!available)('multi-process: Redis Cluster', () => {
       namespace: uniqueNamespace('twmp'),
       clusterNodes: cluster.nodes.map((node) => ({ host: node.host, port: node.port })),
       leaseMs: 2000,
+      partitions: 8,
     });
   });
 
@@ -46,6 +47,7 @@ describe.skipIf(!available)('multi-process: Redis Cluster', () => {
         namespace: uniqueNamespace('twmp'),
         clusterNodes: cluster.nodes.map((node) => ({ host: node.host, port: node.port })),
         leaseMs: 2000,
+        partitions: 1,
       },
       { killPlanner: true },
     );

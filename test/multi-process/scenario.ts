@@ -154,8 +154,13 @@ export async function killScenario(label: string, config: WorkerConfig, options:
     const [a, b, c] = [byName('a'), byName('b'), byName('c')];
     const steadyFrom = Date.now();
 
-    // b is the only instance with slow-kill: wait for its handler to start there.
-    const slowStart = await h.waitFor('slow-kill start on b', (l) => l.ev === 'start' && l.job === 'slow-kill' && l.pid === b.pid, 12_000);
+    // b is the only instance with slow-kill: wait for its handler to start there. A start whose
+    // handler has already ended (b began before a and c were ready, slow on a loaded box) is no use.
+    const slowStart = await h.waitFor(
+      'slow-kill start on b, still running',
+      (l) => l.ev === 'start' && l.job === 'slow-kill' && l.pid === b.pid && !h.lines.some((e) => e.ev === 'end' && e.pid === b.pid && e.runId === l.runId),
+      12_000,
+    );
     const mark = h.lines.length;
     h.signal(a, 'SIGUSR2');
     h.signal(c, 'SIGUSR2');
