@@ -51,7 +51,7 @@ function idleSection(list: any[] | undefined, comparison: any[] | undefined): st
     if (Array.isArray(row.idle?.sliceCpuMs)) out += `${name(row)} settled CPU per 1 s slice (ms): ${(row.idle.sliceCpuMs as number[]).map((v) => f(v, 1)).join(', ')}\n\n`;
   }
   if (comparison !== undefined && comparison.length > 0) {
-    out += '**Before and after** this branch\'s idle fixes (`findReadyRuns` no longer sends every registered name each heartbeat; `listJobs` pages), one build after the other in the same run, same job count, same private servers:\n\n';
+    out += '**Before and after** the idle fixes (one ready-runs poll per idle heartbeat, not two; the Postgres pool\'s connections kept 60 s, not re-opened each heartbeat; the planner\'s due times worked out page by page), one build after the other in the same run, same job count, same private servers:\n\n';
     out += grid(
       ['store', 'build', 'jobs', 'until planned (s)', 'instance CPU first 20 s (%)', 'server first 20 s (%)', 'instance CPU settled (%)', 'server settled (%)'],
       comparison.map((r) =>
@@ -116,6 +116,6 @@ export function scaleSections(r: Results): string {
   const note =
     run === undefined
       ? ''
-      : `_The scale scenarios were run ${run.started}, load average ${run.loadAtStart} at the start and ${run.loadAtEnd} at the end (1, 5, 15 min; 2 cores); ${run.note}. Job counts: ${'`'}--jobs 100000 --memory-jobs 1000000 --comparison-jobs 50000${'`'}._\n\n`;
+      : `_The scale scenarios were run ${run.started}, load average ${run.loadAtStart} at the start and ${run.loadAtEnd} at the end (1, 5, 15 min); ${run.note}.${run.counts === undefined ? '' : ` Job counts: ${'`'}${String(run.counts)}${'`'}.`}_\n\n`;
   return note + idleSection(r['scale-idle'], r['scale-idle-comparison']) + burstSection(r.burst) + fleetSection(r['every-10s']);
 }
