@@ -34,7 +34,9 @@ describe.skipIf(!available)('multi-process: Redis Cluster', () => {
       namespace: uniqueNamespace('twmp'),
       clusterNodes: cluster.nodes.map((node) => ({ host: node.host, port: node.port })),
       leaseMs: 2000,
-      partitions: 8,
+      // One partition, so a (started first) plans and the kill of b tests run recovery alone: with
+      // several, whether b holds one yet at the kill depends on how fast the leases are shared out.
+      partitions: 1,
     });
   });
 
