@@ -7,8 +7,7 @@
  *
  * The hash is FNV-1a, 32 bits, over the name's UTF-8 bytes: small, fast, well spread
  * over short names that differ only in a suffix (`report-1`, `report-2`, ...), and
- * computed here once, so a store never has to re-implement it (the Redis store routes
- * a job's keys to its partition's hash tag with this same function).
+ * computed here once, so a store never has to re-implement it.
  */
 
 const FNV_OFFSET = 0x811c9dc5;
