@@ -40,13 +40,18 @@ export interface ShareView {
   readonly offset: number;
 }
 
+/** How many partitions each instance plans when they are shared out evenly: `ceil(partitions / members)`. */
+function fairShare(view: ShareView): number {
+  return Math.ceil(view.partitions / Math.max(1, view.members));
+}
+
 /**
  * Pure: the partitions to take (free ones, while below the fair share) and to give
  * back (the surplus above it, highest first: partition 0 carries the housekeeping,
  * and a partition that stays put needs no reload).
  */
 export function shareMoves(view: ShareView): { readonly take: readonly number[]; readonly give: readonly number[] } {
-  const fair = Math.ceil(view.partitions / Math.max(1, view.members));
+  const fair = fairShare(view);
   const mine = [...view.mine].sort((a, b) => a - b);
   if (mine.length > fair) return { take: [], give: mine.slice(fair).reverse() };
   const take: number[] = [];
@@ -59,7 +64,7 @@ export function shareMoves(view: ShareView): { readonly take: readonly number[];
 
 /** True when this instance is below its fair share and another is above it: that one gives back at its next refresh. */
 export function waitsForShare(view: ShareView): boolean {
-  const fair = Math.ceil(view.partitions / Math.max(1, view.members));
+  const fair = fairShare(view);
   if (view.mine.size >= fair) return false;
   const counts = new Map<string, number>();
   for (const owner of view.others.values()) counts.set(owner, (counts.get(owner) ?? 0) + 1);
