@@ -330,21 +330,21 @@ export class PlanLoop {
   async #loadAll(partitions: Set<number>, poll = false): Promise<void> {
     this.#ownWrites.loadingAll();
     const { clock, io, leaseMs, store } = this.#rt;
-    const records: JobRecord[] = [];
-    /** Each job's first due time, worked out as its page arrives (see below). */
-    const dueAts: (number | undefined)[] = [];
+    /** The jobs of `partitions`, each with its first due time, worked out as its page arrives (see below). */
+    const loaded: { readonly record: JobRecord; readonly partition: number; readonly dueAt: number | undefined }[] = [];
     let renewedAt = clock.now();
     for (let after: string | undefined; ; ) {
       const query: ListJobsQuery = after === undefined ? { limit: LIST_JOBS_PAGE } : { after, limit: LIST_JOBS_PAGE };
       const page = await io('listJobs', () => store.listJobs(query));
       if (page === undefined || this.#stopped) return;
       for (const record of page) {
-        if (!partitions.has(this.#partitionOf(record.name))) continue;
-        records.push(record);
+        const partition = this.#partitionOf(record.name);
+        if (!partitions.has(partition)) continue;
         // The planning maths of a million jobs is minutes of CPU on a busy machine: done page by page, between
         // the lease renewals below, not in one go after the last page, where it outlived the lease (a 1M-job
         // load on Redis at load 18 lost its lease after each load and loaded every job again, four times).
-        if (!poll) dueAts.push(plannable(this.#rt, record) ? firstDue(this.#rt, record, clock.now()) : NOT_PLANNABLE);
+        const dueAt = poll ? undefined : plannable(this.#rt, record) ? firstDue(this.#rt, record, clock.now()) : NOT_PLANNABLE;
+        loaded.push({ record, partition, dueAt });
       }
       // A short page is the last; a long one, a store that ignores the limit (it listed every job).
       if (page.length !== LIST_JOBS_PAGE) break;
@@ -356,19 +356,17 @@ export class PlanLoop {
     }
     const now = this.#rt.clock.now();
     if (poll) {
-      const names = new Set(records.map((record) => record.name));
+      const names = new Set(loaded.map(({ record }) => record.name));
       this.#jobs.deleteWhere((job, name) => partitions.has(job.partition) && !names.has(name));
-      for (const record of records) if (this.#leases.holds(this.#partitionOf(record.name))) this.#plan(record.name, record, now);
+      for (const { record, partition } of loaded) if (this.#leases.holds(partition)) this.#plan(record.name, record, now);
       return;
     }
-    records.forEach((record, i) => {
-      const partition = this.#partitionOf(record.name);
-      const dueAt = dueAts[i];
-      if (!this.#leases.holds(partition) || dueAt === NOT_PLANNABLE) return;
+    for (const { record, partition, dueAt } of loaded) {
+      if (!this.#leases.holds(partition) || dueAt === NOT_PLANNABLE) continue;
       const job: PlannedJob = { record, partition, dueAt: undefined };
       this.#jobs.set(record.name, job);
       if (dueAt !== undefined) this.#setDue(record.name, job, dueAt);
-    });
+    }
   }
 
   async #reload(name: string): Promise<void> {
