@@ -28,6 +28,8 @@ it('exports the shared rules and each capability of the contract from tickwork/s
   expect(store.pruneHistory).toBe(rules.pruneHistory);
   expect(store.pendingUntilFor).toBe(rules.pendingUntilFor);
   expect(Object.keys(rules)).toContain('compareReadyOrder');
+  // The scheduler's own helpers are not the contract's.
+  for (const helper of ['sameSpec', 'batchesOf', 'allJobPages']) expect(store).not.toHaveProperty(helper);
   // Store is the sum of its capabilities, notifications and the lock optional.
   expectTypeOf<store.Store>().toMatchTypeOf<store.StoreLifecycle & store.JobStore & store.RunQueue>();
   expectTypeOf<store.StoreLifecycle & store.JobStore & store.RunQueue>().toMatchTypeOf<store.Store>();
