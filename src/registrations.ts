@@ -9,7 +9,7 @@ import { batchesOf } from './batches.js';
 import type { Draft } from './draft.js';
 import { TickworkError } from './errors.js';
 import { reportError } from './events.js';
-import type { NormalizedJob } from './options.js';
+import type { NormalizedJob } from './job-definition.js';
 import { initialCursor } from './planner.js';
 import type { Runtime } from './runtime.js';
 import type { WriteToken } from './own-writes.js';
