@@ -345,7 +345,7 @@ const STORE_METHODS: { readonly [K in MethodOf<Store>]-?: undefined extends Stor
   flushNotifications: false,
   lock: false,
 };
-const LOCK_METHODS: Record<keyof Lock, boolean> = { acquire: true, renew: true, release: true, list: false };
+const LOCK_METHODS: Record<keyof Lock, boolean> = { acquire: true, renew: true, renewAll: false, release: true, list: false };
 const CLOCK_METHODS: Record<Exclude<keyof Clock, 'track'>, true> = { now: true, setTimer: true, clearTimer: true, sleep: true };
 
 export const lockSchema = implementing<Lock>('a Lock (acquire, renew, release)', LOCK_METHODS);

@@ -158,28 +158,45 @@ export class PartitionLeases {
     return [...owned];
   }
 
-  /** Renews the held leases at once; resolves the partitions lost (refused, or unanswered past their lease). */
+  /**
+   * Renews the held leases (the member lease included) at once, in one `renewAll` call
+   * when the lock has it; resolves the partitions lost (refused, or unanswered past
+   * their lease).
+   */
   async renew(): Promise<number[]> {
-    const { io, clock, leaseMs } = this.#rt;
+    const { clock, leaseMs } = this.#rt;
     const now = clock.now();
-    const renew = async (lease: LockLease): Promise<LockLease | undefined> => {
-      const renewed = await io('lock.renew', () => this.#lock.renew({ ...lease, now, leaseUntil: now + leaseMs }));
-      if (renewed === true) return { ...lease, leaseUntil: now + leaseMs };
-      // An unanswered renewal keeps the lease until it would have expired anyway.
-      return renewed === false || clock.now() >= lease.leaseUntil ? undefined : lease;
-    };
     const member = this.#member;
-    const [renewedMember, ...renewed] = await Promise.all([member === undefined ? undefined : renew(member), ...[...this.#leases.values()].map(renew)]);
-    this.#member = renewedMember;
+    const held = [...this.#leases];
+    const leases = member === undefined ? held.map(([, lease]) => lease) : [member, ...held.map(([, lease]) => lease)];
+    const answers = await this.#renewEach(leases, now, now + leaseMs);
+    // An unanswered renewal keeps the lease until it would have expired anyway.
+    const kept = (lease: LockLease, renewed: boolean | undefined): LockLease | undefined =>
+      renewed === true ? { ...lease, leaseUntil: now + leaseMs } : renewed === false || clock.now() >= lease.leaseUntil ? undefined : lease;
+    if (member !== undefined) this.#member = kept(member, answers[0]);
+    const first = member === undefined ? 0 : 1;
     const lost: number[] = [];
-    for (const [i, partition] of [...this.#leases.keys()].entries()) {
-      const lease = renewed[i];
-      if (lease === undefined) {
+    for (const [i, [partition, lease]] of held.entries()) {
+      const renewed = kept(lease, answers[first + i]);
+      if (renewed === undefined) {
         this.#leases.delete(partition);
         lost.push(partition);
-      } else this.#leases.set(partition, lease);
+      } else this.#leases.set(partition, renewed);
     }
     return lost;
+  }
+
+  /** One answer per lease (undefined: the lock failed): one `renewAll` call, or a `renew` call each for a lock without it. */
+  async #renewEach(leases: readonly LockLease[], now: number, leaseUntil: number): Promise<readonly (boolean | undefined)[]> {
+    if (leases.length === 0) return [];
+    const { io } = this.#rt;
+    const lock = this.#lock;
+    if (lock.renewAll !== undefined) {
+      const renewAll = lock.renewAll.bind(lock);
+      const answers = await io('lock.renewAll', () => renewAll({ leases: leases.map(({ name, owner, token }) => ({ name, owner, token })), now, leaseUntil }));
+      return leases.map((_, i) => answers?.[i]);
+    }
+    return Promise.all(leases.map((lease) => io('lock.renew', () => lock.renew({ ...lease, now, leaseUntil }))));
   }
 
   /** The share view from the live leases; takes a member slot first when this instance has none. */

@@ -570,6 +570,17 @@ export interface Lock {
   acquire(input: { readonly name: string; readonly owner: string; readonly now: number; readonly leaseUntil: number }): Promise<LockLease | undefined>;
   /** Atomic: extends the lease if `owner` still holds it with `token`; false otherwise. */
   renew(input: { readonly name: string; readonly owner: string; readonly token: number; readonly now: number; readonly leaseUntil: number }): Promise<boolean>;
+  /**
+   * Optional: `renew` of each lease in `leases` (to the same `leaseUntil`), atomic per
+   * lease, in one call: one answer per lease, in order (true: renewed). An instance
+   * of a store with several partitions holds a lease per partition it plans, and
+   * renews them all every heartbeat; without it, that is one `renew` call each.
+   */
+  renewAll?(input: {
+    readonly leases: readonly { readonly name: string; readonly owner: string; readonly token: number }[];
+    readonly now: number;
+    readonly leaseUntil: number;
+  }): Promise<readonly boolean[]>;
   /** Atomic: frees the lock if `owner` holds it with `token`; otherwise does nothing. */
   release(input: { readonly name: string; readonly owner: string; readonly token: number }): Promise<void>;
   /**

@@ -139,19 +139,27 @@ export function flakyStore(): { store: Store; setDown(down: boolean): void; fail
   return { store, setDown: (down) => void (state.down = down), get failures() { return state.failures; } };
 }
 
-/** A memory store whose calls are counted by method (the proxy forwards everything else, notifications included). */
-export function countingStore(): { store: MemoryStore; inner: MemoryStore; calls: Map<string, number> } {
-  const inner = new MemoryStore();
+/**
+ * A memory store whose calls are counted by method (the proxy forwards everything else,
+ * notifications included). `lock`: its lock's calls are counted too, as `lock.<method>`;
+ * `renewAll: false` hides the lock's `renewAll` (a lock without it).
+ */
+export function countingStore(options: { partitions?: number; lock?: boolean; renewAll?: boolean } = {}): { store: MemoryStore; inner: MemoryStore; calls: Map<string, number> } {
+  const inner = new MemoryStore(options.partitions === undefined ? {} : { partitions: options.partitions });
   const calls = new Map<string, number>();
-  const store = new Proxy(inner, {
-    get(target, property, receiver) {
-      const value = Reflect.get(target, property, receiver) as unknown;
-      if (typeof value !== 'function') return value;
-      return (...args: unknown[]) => {
-        calls.set(String(property), (calls.get(String(property)) ?? 0) + 1);
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
-      };
-    },
-  });
+  const counted = <T extends object>(target: T, prefix: string, hidden: readonly string[] = []): T =>
+    new Proxy(target, {
+      get(object, property, receiver) {
+        if (hidden.includes(String(property))) return undefined;
+        const value = Reflect.get(object, property, receiver) as unknown;
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          calls.set(`${prefix}${String(property)}`, (calls.get(`${prefix}${String(property)}`) ?? 0) + 1);
+          const result = (value as (...a: unknown[]) => unknown).apply(object, args);
+          return property === 'lock' && options.lock === true ? counted(result as object, 'lock.', options.renewAll === false ? ['renewAll'] : []) : result;
+        };
+      },
+    });
+  const store = counted(inner, '');
   return { store, inner, calls };
 }

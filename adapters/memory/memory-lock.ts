@@ -31,6 +31,11 @@ export class MemoryLock implements Lock {
     return true;
   }
 
+  async renewAll(input: { leases: readonly { name: string; owner: string; token: number }[]; now: number; leaseUntil: number }): Promise<readonly boolean[]> {
+    const { now, leaseUntil } = input;
+    return Promise.all(input.leases.map((lease) => this.renew({ ...lease, now, leaseUntil })));
+  }
+
   async release(input: { name: string; owner: string; token: number }): Promise<void> {
     const held = this.#leases.get(input.name);
     if (held !== undefined && held.owner === input.owner && held.token === input.token) this.#leases.delete(input.name);

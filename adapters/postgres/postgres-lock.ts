@@ -41,6 +41,21 @@ export class PostgresLock implements Lock {
     return rows.length > 0;
   }
 
+  /** Every lease renewed in one statement, as many `renew` calls would. */
+  async renewAll(input: { leases: readonly { name: string; owner: string; token: number }[]; now: number; leaseUntil: number }): Promise<readonly boolean[]> {
+    if (input.leases.length === 0) return [];
+    const rows = await this.#db.rows(
+      `UPDATE ${this.#db.names.schema}.locks AS l SET lease_until = $5::bigint
+       FROM unnest($1::text[], $2::text[], $3::bigint[]) AS r(name, owner, token)
+       WHERE l.name = r.name AND l.owner = r.owner AND l.token = r.token AND l.lease_until > $4::bigint
+       RETURNING l.name, l.owner, l.token::text AS token`,
+      [input.leases.map((l) => l.name), input.leases.map((l) => l.owner), input.leases.map((l) => String(l.token)), input.now, input.leaseUntil],
+    );
+    const key = (name: unknown, owner: unknown, token: unknown): string => JSON.stringify([String(name), String(owner), String(token)]);
+    const renewed = new Set(rows.map((row) => key(row.name, row.owner, row.token)));
+    return input.leases.map((lease) => renewed.has(key(lease.name, lease.owner, lease.token)));
+  }
+
   async release(input: { name: string; owner: string; token: number }): Promise<void> {
     await this.#db.rows(
       `UPDATE ${this.#db.names.schema}.locks SET owner = NULL, lease_until = NULL

@@ -53,6 +53,28 @@ expire(key, now, leaseUntil)
 return 1
 `;
 
+/**
+ * ARGV: now, leaseUntil, then name, owner, token of each lease, then graceMs. LOCK_RENEW
+ * of each lease in one script; returns 1 (renewed) or 0 per lease, in order.
+ */
+export const LOCK_RENEW_ALL = `${LOCK_PRELUDE}
+local now, leaseUntil = tonumber(ARGV[1]), ARGV[2]
+local out = {}
+for i = 3, #ARGV - 1, 3 do
+  local owner, token = ARGV[i + 1], tonumber(ARGV[i + 2])
+  local key = leaseKey(ARGV[i])
+  local held = redis.call('HMGET', key, 'owner', 'token', 'leaseUntil')
+  if held[1] and held[1] == owner and tonumber(held[2]) == token and tonumber(held[3]) > now then
+    redis.call('HSET', key, 'leaseUntil', leaseUntil)
+    expire(key, now, leaseUntil)
+    out[#out + 1] = 1
+  else
+    out[#out + 1] = 0
+  end
+end
+return out
+`;
+
 /** ARGV: name, owner, token. Frees the lock when held by owner with token. */
 export const LOCK_RELEASE = `${LOCK_PRELUDE}
 local key = leaseKey(ARGV[1])
@@ -80,4 +102,4 @@ return out
 `;
 
 /** Every lock script. */
-export const LOCK_SCRIPTS: readonly string[] = [LOCK_ACQUIRE, LOCK_RENEW, LOCK_RELEASE, LOCK_LIST];
+export const LOCK_SCRIPTS: readonly string[] = [LOCK_ACQUIRE, LOCK_RENEW, LOCK_RENEW_ALL, LOCK_RELEASE, LOCK_LIST];

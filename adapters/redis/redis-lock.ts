@@ -8,7 +8,7 @@ import type { Lock, LockLease } from '../../src/store.js';
 import { num } from './codec.js';
 import { hashTag, ScriptRunner } from './connection.js';
 import { parseLockOptions, type RedisLockOptions } from './options.js';
-import { LOCK_ACQUIRE, LOCK_LIST, LOCK_RELEASE, LOCK_RENEW, LOCK_SCRIPTS } from './lock-scripts.js';
+import { LOCK_ACQUIRE, LOCK_LIST, LOCK_RELEASE, LOCK_RENEW, LOCK_RENEW_ALL, LOCK_SCRIPTS } from './lock-scripts.js';
 
 /**
  * How long past its `leaseUntil` an abandoned lease key stays in Redis. Only
@@ -56,6 +56,16 @@ export class RedisLock implements Lock {
       num(GRACE_MS),
     ]);
     return renewed === 1;
+  }
+
+  /** Every lease renewed in one script (one round trip), as many `renew` calls would. */
+  async renewAll(input: { leases: readonly { name: string; owner: string; token: number }[]; now: number; leaseUntil: number }): Promise<readonly boolean[]> {
+    if (input.leases.length === 0) return [];
+    const args = [num(input.now), num(input.leaseUntil)];
+    for (const lease of input.leases) args.push(lease.name, lease.owner, num(lease.token));
+    args.push(num(GRACE_MS));
+    const reply = await this.#scripts.run(LOCK_RENEW_ALL, [this.#tag], args);
+    return (reply as number[]).map((renewed) => renewed === 1);
   }
 
   async release(input: { name: string; owner: string; token: number }): Promise<void> {

@@ -8,7 +8,10 @@
  * seconds field); `*`, `?`, ranges, steps, lists, month and weekday names; `L`, `nW`
  * and `LW` in day-of-month; `nL` and `n#k` in day-of-week; the macros below.
  */
-import { CronExpressionParser } from 'cron-parser';
+// cron-parser's parser module, not its index: the index also loads CronFileParser (crontab
+// files through node:fs), which tickwork never calls and a bundler cannot leave out of a
+// CommonJS package (2.2 KB of a bundled app). Typed in cron-parser-module.d.ts.
+import { CronExpressionParser } from 'cron-parser/dist/CronExpressionParser.js';
 import { CronCalendar, type CronFields } from './calendar.js';
 
 const MACROS: Readonly<Record<string, string>> = {

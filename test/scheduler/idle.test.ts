@@ -1,4 +1,4 @@
-import { expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { countingStore, harness } from '../helpers.js';
 
 it('with 100,000 registered jobs and none due, holds a constant number of timers and plans nothing', async () => {
@@ -52,4 +52,35 @@ it('an idle heartbeat makes each of its store calls once: one look for ready run
   const perBeat = Object.fromEntries([...calls].map(([name, n]) => [name, n / 60]));
   expect(perBeat).toEqual({ findReadyRuns: 1, recoverExpiredRuns: 1, expirePendingRuns: 1, deleteExpiredRuns: 1 });
   await scheduler.stop();
+});
+
+describe('an idle heartbeat with 12 partitions', () => {
+  /** The store calls of an idle heartbeat, as with one partition. */
+  const STORE_CALLS = { findReadyRuns: 1, recoverExpiredRuns: 1, expirePendingRuns: 1, deleteExpiredRuns: 1 };
+
+  /** Store and lock calls per heartbeat of one idle instance, 60 heartbeats in. */
+  async function perBeat(renewAll: boolean): Promise<Record<string, number>> {
+    const { store, calls } = countingStore({ partitions: 12, lock: true, renewAll });
+    const { clock, scheduler } = harness({ store, start: '2026-03-01T00:00:00Z' });
+    for (let i = 0; i < 2_000; i += 1) scheduler.register({ name: `yearly-${i}`, schedule: '0 0 1 1 *', handler: () => {} });
+    await scheduler.start();
+    await clock.advance('1m');
+    expect(scheduler.plannedPartitions).toHaveLength(12);
+    calls.clear();
+    await clock.advance('10m'); // 60 heartbeats
+    await scheduler.stop();
+    return Object.fromEntries([...calls].filter(([name]) => !['lock.release', 'lock', 'watch'].includes(name)).map(([name, n]) => [name, n / 60]));
+  }
+
+  it('renews its 12 partition leases and its member lease in one renewAll call, and lists the leases once', async () => {
+    expect(await perBeat(true)).toEqual({
+      ...STORE_CALLS,
+      'lock.renewAll': 1,
+      'lock.list': 1,
+    });
+  });
+
+  it('renews each lease on its own with a lock without renewAll', async () => {
+    expect(await perBeat(false)).toEqual({ ...STORE_CALLS, 'lock.renew': 13, 'lock.list': 1 });
+  });
 });

@@ -41,6 +41,34 @@ export function lockTests(options: ConformanceTestApi, withLock: (test: (lock: L
         expect(await lock.acquire({ name: 'other-lock', owner: 'y', now: T0 + 2_900, leaseUntil: T0 + 3_900 })).toBeDefined();
       }));
 
+    it('renews several leases in one call as renew would, one answer each (when it can)', () =>
+      withLock(async (lock) => {
+        if (lock.renewAll === undefined) return;
+        expect(await lock.renewAll({ leases: [], now: T0, leaseUntil: T0 + 1_000 })).toEqual([]);
+        const a = (await lock.acquire({ name: 'planner:0/4', owner: 'p', now: T0, leaseUntil: T0 + 1_000 }))!;
+        const b = (await lock.acquire({ name: 'planner:1/4', owner: 'p', now: T0, leaseUntil: T0 + 3_000 }))!;
+        const c = (await lock.acquire({ name: 'planner:2/4', owner: 'q', now: T0, leaseUntil: T0 + 3_000 }))!;
+        const d = (await lock.acquire({ name: 'planner:3/4', owner: 'p', now: T0, leaseUntil: T0 + 3_000 }))!;
+        await lock.release(d);
+        const leases = [
+          a, // expired at T0 + 1_000: refused
+          b, // renewed
+          { ...c, owner: 'p' }, // held by another owner: refused
+          { ...b, name: 'planner:9/4' }, // never taken: refused
+          d, // released: refused
+          { ...c, token: c.token + 1 }, // a stale token: refused
+          c, // renewed
+        ];
+        expect(await lock.renewAll({ leases, now: T0 + 1_000, leaseUntil: T0 + 5_000 })).toEqual([false, true, false, false, false, false, true]);
+        // Renewed to the new leaseUntil (past the old one), the refused left as they were.
+        expect(await lock.acquire({ name: 'planner:1/4', owner: 'z', now: T0 + 4_000, leaseUntil: T0 + 6_000 })).toBeUndefined();
+        expect(await lock.acquire({ name: 'planner:2/4', owner: 'z', now: T0 + 4_999, leaseUntil: T0 + 6_000 })).toBeUndefined();
+        expect(await lock.renew({ ...b, now: T0 + 4_999, leaseUntil: T0 + 6_000 })).toBe(true);
+        expect((await lock.acquire({ name: 'planner:0/4', owner: 'z', now: T0 + 1_000, leaseUntil: T0 + 6_000 }))?.token).toBeGreaterThan(a.token);
+        expect(await lock.acquire({ name: 'planner:3/4', owner: 'z', now: T0 + 1_000, leaseUntil: T0 + 6_000 })).toBeDefined();
+        expect((await lock.acquire({ name: 'planner:2/4', owner: 'z', now: T0 + 5_000, leaseUntil: T0 + 6_000 }))?.token).toBeGreaterThan(c.token);
+      }));
+
     it('lists the live leases whose names start with a prefix (when it can)', () =>
       withLock(async (lock) => {
         if (lock.list === undefined) return;
