@@ -9,8 +9,9 @@
  * `partition-calls.ts`.
  */
 import { randomUUID } from 'node:crypto';
+import { batchesOf } from '../../src/adapter-kit.js';
 import { StoreError } from '../../src/errors.js';
-import { allJobPages, batchesOf, compareNewestFirst, compareReadyOrder } from '../../src/store-rules.js';
+import { compareNewestFirst, compareReadyOrder } from '../../src/store-rules.js';
 import {
   LIST_BATCH,
   UPSERT_BATCH,
@@ -68,6 +69,7 @@ import {
 import { KeyLayout } from './key-layout.js';
 import { migrateLayout } from './migration.js';
 import { count, PartitionCalls } from './partition-calls.js';
+import { allJobPages } from '../shared/job-pages.js';
 import { NotificationFlush } from '../shared/notification-flush.js';
 import { ScriptBatcher } from './batcher.js';
 import { closeClient, openClient, ScriptRunner, type RedisClient } from './connection.js';
