@@ -9,6 +9,7 @@
  */
 import type { StoreNotification } from '../../src/store.js';
 import type { NotificationFlush } from '../shared/notification-flush.js';
+import { notifyWatchers, type Watcher } from '../shared/watchers.js';
 import type { PgClientLike, Queryable } from './database.js';
 import { quoteIdent } from './sql.js';
 
@@ -33,8 +34,6 @@ function isPool(client: Queryable): client is PoolLike {
   const pool = client as Partial<PoolLike> & { totalCount?: unknown };
   return typeof pool.connect === 'function' && typeof pool.totalCount === 'number';
 }
-
-type Watcher = (notification: StoreNotification) => void;
 
 export class NotificationListener {
   readonly #pool: () => Promise<Queryable>;
@@ -145,13 +144,7 @@ export class NotificationListener {
     } catch {
       return; // Not ours: someone else NOTIFYing on the channel.
     }
-    for (const watcher of this.#watchers) {
-      try {
-        watcher(notification);
-      } catch {
-        // A watcher's failure is the watcher's business.
-      }
-    }
+    notifyWatchers(this.#watchers, notification);
   }
 
   #lost(generation: number, client: PgClientLike, error?: Error): void {
