@@ -80,6 +80,10 @@ export class PartitionLeases {
   #member: LockLease | undefined;
   /** When to refresh again on our own, undefined: at the next heartbeat. */
   #refreshAt: number | undefined;
+  /** When the leases were last renewed (`renewDue`). */
+  #renewedAt = -Infinity;
+  /** When this instance took its member lease (joined the planning). */
+  #joinedAt: number | undefined;
 
   constructor(runtime: Runtime, lock: Lock, count: number) {
     this.#rt = runtime;
@@ -136,8 +140,10 @@ export class PartitionLeases {
       await Promise.all(leaving.map((lease) => this.#release(lease)));
       lost.push(...give);
     }
-    gained.push(...(await this.#take(take)));
-    this.#planRefresh(live, { ...view, mine: new Set(this.#leases.keys()) });
+    const taken = await this.#take(take);
+    gained.push(...taken);
+    // A partition another instance took first (instances that start together race for the free ones): look again soon.
+    this.#planRefresh(live, { ...view, mine: new Set(this.#leases.keys()) }, taken.length < take.length);
     return { gained, lost };
   }
 
@@ -166,6 +172,7 @@ export class PartitionLeases {
   async renew(): Promise<number[]> {
     const { clock, leaseMs } = this.#rt;
     const now = clock.now();
+    this.#renewedAt = now;
     const member = this.#member;
     const held = [...this.#leases];
     const leases = member === undefined ? held.map(([, lease]) => lease) : [member, ...held.map(([, lease]) => lease)];
@@ -184,6 +191,21 @@ export class PartitionLeases {
       } else this.#leases.set(partition, renewed);
     }
     return lost;
+  }
+
+  /**
+   * Renews the leases if the last renewal is `leaseMs / 3` old (as a heartbeat would):
+   * called between the steps of long work that holds the heartbeat up (loading or
+   * writing a million jobs takes minutes on a busy machine, longer than the lease).
+   */
+  async renewDue(): Promise<number[]> {
+    return this.renewalDue ? this.renew() : [];
+  }
+
+  /** Whether leases are held and their last renewal is `leaseMs / 3` old. */
+  get renewalDue(): boolean {
+    const { clock, leaseMs } = this.#rt;
+    return this.#leases.size > 0 && clock.now() - this.#renewedAt >= leaseMs / 3;
   }
 
   /** One answer per lease (undefined: the lock failed): one `renewAll` call, or a `renew` call each for a lock without it. */
@@ -210,6 +232,7 @@ export class PartitionLeases {
       while (used.has(`${memberPrefix}${slot}`)) slot += 1;
       const name = `${memberPrefix}${slot}`;
       this.#member = await this.#rt.io('lock.acquire', () => this.#lock.acquire({ name, owner: instanceId, now, leaseUntil: now + this.#rt.leaseMs }));
+      if (this.#member !== undefined) this.#joinedAt ??= now;
     }
     const owners = new Set(members.map((lease) => lease.owner));
     owners.add(instanceId);
@@ -222,14 +245,21 @@ export class PartitionLeases {
   }
 
   /**
-   * The next refresh of our own: soon while a share is to be given back to us (another
-   * instance gives it at its next heartbeat), else when the earliest lease held by
-   * another instance expires (it is renewed before then while its holder lives).
+   * The next refresh of our own: soon (`leaseMs / 10`) while a share is to be given
+   * back to us (another instance gives it at its next refresh), after a lost race for
+   * a free partition, and during this instance's first `leaseMs` in planning while it
+   * holds more than a newcomer would leave it (instances started together join within
+   * it: the first one to start took every partition, and gives back within
+   * `leaseMs / 10` of their joining rather than at its next heartbeat); else when the
+   * earliest lease held by another instance expires (it is renewed before then while
+   * its holder lives).
    */
-  #planRefresh(live: readonly LockLease[], view: ShareView): void {
+  #planRefresh(live: readonly LockLease[], view: ShareView, lostRace: boolean): void {
     const { clock, leaseMs, instanceId } = this.#rt;
-    if (waitsForShare(view)) {
-      this.#refreshAt = clock.now() + Math.max(1, Math.floor(leaseMs / 10));
+    const now = clock.now();
+    const starting = this.#joinedAt !== undefined && now - this.#joinedAt < leaseMs && view.mine.size > fairShare({ ...view, members: view.members + 1 });
+    if (lostRace || starting || waitsForShare(view)) {
+      this.#refreshAt = now + Math.max(1, Math.floor(leaseMs / 10));
       return;
     }
     let earliest: number | undefined;
