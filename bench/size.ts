@@ -13,7 +13,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './lib/child.js';
-import { budgeted, BUDGET_EXEMPT, BUNDLE_BUDGET_BYTES, bundle, install, MINIMAL_APPS, pack, remove, tempDir, type PackageSize } from './lib/footprint.js';
+import { budgeted, BUDGET_EXEMPT, BUNDLE_BUDGET_BYTES, BUNDLE_TARGET_BYTES, bundle, install, MINIMAL_APPS, pack, remove, tempDir, type PackageSize } from './lib/footprint.js';
 
 /**
  * A rollup chunk hash after a hyphen (`store-DsE23yg9.d.ts`): 8 base64url characters with an
@@ -42,7 +42,7 @@ async function main(): Promise<void> {
       const app = await bundle(installed.dir, 'minimal', MINIMAL_APPS.tickwork);
       const hashed = packed.paths.filter(hashedChunk);
       const counted = budgeted(app);
-      const figures = { tarball: packed, install: { bytes: installed.bytes, packages: installed.packages }, bundle: app, budgetedBytes: counted, budgetBytes: BUNDLE_BUDGET_BYTES, hashedDeclarations: hashed };
+      const figures = { tarball: packed, install: { bytes: installed.bytes, packages: installed.packages }, bundle: app, budgetedBytes: counted, budgetBytes: BUNDLE_BUDGET_BYTES, targetBytes: BUNDLE_TARGET_BYTES, hashedDeclarations: hashed };
       if (argv.includes('--json')) process.stdout.write(`${JSON.stringify(figures, null, 1)}\n`);
       else {
         const kinds = Object.entries(packed.byKind).map(([kind, bytes]) => `${kind} ${kb(bytes)}`).join(', ');
@@ -50,7 +50,7 @@ async function main(): Promise<void> {
           [
             `tarball              ${kb(packed.bytes)} packed, ${kb(packed.unpackedBytes)} unpacked (${kinds})`,
             `install              ${mb(installed.bytes)} of node_modules: ${list(installed.packages, 6)}`,
-            `minimal app bundled  ${kb(app.bytes)} minified, ${kb(app.gzipBytes)} gzipped; without ${BUDGET_EXEMPT.join(', ')} ${kb(counted)}, budget ${kb(BUNDLE_BUDGET_BYTES)}`,
+            `minimal app bundled  ${kb(app.bytes)} minified, ${kb(app.gzipBytes)} gzipped; without ${BUDGET_EXEMPT.join(', ')} ${kb(counted)}, budget ${kb(BUNDLE_BUDGET_BYTES)} (issue 19's target ${kb(BUNDLE_TARGET_BYTES)}: ${counted <= BUNDLE_TARGET_BYTES ? 'met' : 'not met'})`,
             `  by package         ${list(app.packages, 8)}`,
             `  largest inputs     ${list(app.largestInputs, 6)}`,
             '',

@@ -8,7 +8,7 @@ import { RunAbortedError, type AbortReason } from './errors.js';
 import { RUN_TIMEOUT_ERROR_NAME, isThenable } from './events.js';
 import { cloneJson } from './json-value.js';
 import { LazyAbort } from './lazy-abort.js';
-import type { NormalizedJob } from './options.js';
+import type { NormalizedJob } from './job-definition.js';
 import {
   indexId,
   type AttemptOutcome,

@@ -4,7 +4,7 @@
  * so a run retries at the same instants on every replay of a test, yet retries of
  * different runs spread out.
  */
-import type { NormalizedRetry } from './options.js';
+import type { NormalizedRetry } from './job-definition.js';
 
 /** The wait before retry `retry` (1-based) of run `runId`, in whole milliseconds (a `factor` of 1.1 makes fractions). */
 export function retryDelay(policy: NormalizedRetry, retry: number, runId: string): number {

@@ -18,7 +18,7 @@ import { retryDelay } from './backoff.js';
 import type { TimerHandle } from './clock.js';
 import { messageOf } from './errors.js';
 import { listening, reportError, runFailedEvent, safeEmit, toRunError, type RunFailureReason } from './events.js';
-import type { NormalizedJob } from './options.js';
+import type { NormalizedJob } from './job-definition.js';
 import type { Runtime } from './runtime.js';
 import { SerialTask } from './serial-task.js';
 import { UpcomingRuns } from './upcoming-runs.js';

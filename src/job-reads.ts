@@ -4,7 +4,8 @@
  */
 import { nextRunTick, ticksLeft } from './planner.js';
 import type { Runtime } from './runtime.js';
-import { batchesOf, isActive } from './store-rules.js';
+import { batchesOf } from './batches.js';
+import { isActive } from './store-rules.js';
 import { ACTIVE_STATUSES, LIST_BATCH, type JobRecord, type ListJobsQuery, type RunRecord } from './store.js';
 import type { JobInfo } from './types.js';
 import { toJobInfo } from './views.js';

@@ -6,7 +6,8 @@
 import * as z from 'zod/mini';
 import { systemClock } from './clock.js';
 import { ValidationError, messageOf } from './errors.js';
-import { checkZoneAndCron, countArgSchema, instantSchema, maxRunsSchema, scheduleSchema, toScheduleSpec } from './options.js';
+import { checkZoneAndCron, maxRunsSchema, scheduleSchema, toScheduleSpec } from './job-definition.js';
+import { countArgSchema, instantSchema } from './options.js';
 import { defaultAnchor } from './planner.js';
 import { compileSchedule, describeTick } from './schedule/index.js';
 import { WindowedSchedule } from './schedule/window.js';

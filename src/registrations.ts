@@ -5,15 +5,15 @@
  * store may run two calls in any order). The store's identity is checked too: a
  * store that lost its data gets every registered job again, with `STORE_RESET`.
  */
+import { batchesOf } from './batches.js';
 import type { Draft } from './draft.js';
 import { TickworkError } from './errors.js';
 import { reportError } from './events.js';
-import type { NormalizedJob } from './options.js';
+import type { NormalizedJob } from './job-definition.js';
 import { initialCursor } from './planner.js';
 import type { Runtime } from './runtime.js';
-import { batchesOf, sameSpec } from './store-rules.js';
 import type { WriteToken } from './own-writes.js';
-import { UPSERT_BATCH, type JobRecord, type JobSpec, type RunRecord, type UpsertJobInput } from './store.js';
+import { UPSERT_BATCH, type JobRecord, type JobSpec, type RunRecord, type ScheduleSpec, type UpsertJobInput } from './store.js';
 
 /** Above this many pending registrations, a sync reads every stored job first to skip the unchanged ones. */
 const LIST_BEFORE_SYNC = 64;
@@ -211,4 +211,37 @@ function toSpec(job: NormalizedJob): JobSpec {
   if (job.jitterMs !== undefined) spec.jitterMs = job.jitterMs;
   if (job.maxRuns !== undefined) spec.maxRuns = job.maxRuns;
   return spec;
+}
+
+/** True when two specs define the same job (what `upsertJobs` would write is already stored). */
+function sameSpec(a: JobSpec, b: JobSpec): boolean {
+  return (
+    a.name === b.name &&
+    a.timezone === b.timezone &&
+    a.concurrencyPolicy === b.concurrencyPolicy &&
+    a.startingDeadlineMs === b.startingDeadlineMs &&
+    a.pendingTimeoutMs === b.pendingTimeoutMs &&
+    a.history.succeeded === b.history.succeeded &&
+    a.history.failed === b.history.failed &&
+    a.history.ttlMs === b.history.ttlMs &&
+    a.fanOut?.completions === b.fanOut?.completions &&
+    a.fanOut?.parallelism === b.fanOut?.parallelism &&
+    a.retryLimit === b.retryLimit &&
+    a.startAt === b.startAt &&
+    a.endAt === b.endAt &&
+    a.jitterMs === b.jitterMs &&
+    a.maxRuns === b.maxRuns &&
+    sameSchedule(a.schedule, b.schedule)
+  );
+}
+
+function sameSchedule(a: ScheduleSpec, b: ScheduleSpec): boolean {
+  switch (a.kind) {
+    case 'cron':
+      return b.kind === 'cron' && a.expression === b.expression;
+    case 'every':
+      return b.kind === 'every' && a.everyMs === b.everyMs && a.anchor === b.anchor;
+    case 'at':
+      return b.kind === 'at' && a.at === b.at;
+  }
 }

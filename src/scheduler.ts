@@ -28,12 +28,12 @@ import {
   listRunsOptionsSchema,
   plannerLock,
   nameSchema,
-  parseJobDefinition,
   schedulerOptionsSchema,
   stopOptionsSchema,
   storedNameSchema,
   triggerOptionsSchema,
 } from './options.js';
+import { parseJobDefinition } from './job-definition.js';
 import { PlanLoop } from './plan-loop.js';
 import { Registrations } from './registrations.js';
 import { firstBackfillTick, readyAtOf } from './planner.js';

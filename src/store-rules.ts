@@ -13,20 +13,9 @@
  * `expirePendingRuns` and `deleteExpiredRuns` hand back, `isClaimable` and
  * `nextWaitingIndex` in `claimRun`. A store that decides in its server (Lua, SQL)
  * mirrors them there, as the Redis and Postgres stores do; the conformance suite
- * (`tickwork/testing`) checks that it agrees. `batchesOf` and `allJobPages` help with
- * the batch sizes the core uses (`UPSERT_BATCH`, `LIST_JOBS_PAGE`).
+ * (`tickwork/testing`) checks that it agrees.
  */
-import {
-  ACTIVE_STATUSES,
-  LIST_JOBS_PAGE,
-  type HistoryLimits,
-  type IndexRecord,
-  type JobRecord,
-  type JobSpec,
-  type RunRecord,
-  type RunStatus,
-  type ScheduleSpec,
-} from './store.js';
+import { ACTIVE_STATUSES, type HistoryLimits, type IndexRecord, type RunRecord, type RunStatus } from './store.js';
 
 /** Pending or running: what the concurrency policies count (`ACTIVE_STATUSES`). */
 export function isActive(status: RunStatus): boolean {
@@ -189,62 +178,4 @@ function leastRecent(finished: readonly RunRecord[], succeeded: boolean): RunRec
 
 function compareByRecency(a: RunRecord, b: RunRecord): number {
   return (b.finishedAt ?? 0) - (a.finishedAt ?? 0) || compareNewestFirst(a, b);
-}
-
-/** True when two specs define the same job (what `upsertJobs` would write is already stored). */
-export function sameSpec(a: JobSpec, b: JobSpec): boolean {
-  return (
-    a.name === b.name &&
-    a.timezone === b.timezone &&
-    a.concurrencyPolicy === b.concurrencyPolicy &&
-    a.startingDeadlineMs === b.startingDeadlineMs &&
-    a.pendingTimeoutMs === b.pendingTimeoutMs &&
-    a.history.succeeded === b.history.succeeded &&
-    a.history.failed === b.history.failed &&
-    a.history.ttlMs === b.history.ttlMs &&
-    a.fanOut?.completions === b.fanOut?.completions &&
-    a.fanOut?.parallelism === b.fanOut?.parallelism &&
-    a.retryLimit === b.retryLimit &&
-    a.startAt === b.startAt &&
-    a.endAt === b.endAt &&
-    a.jitterMs === b.jitterMs &&
-    a.maxRuns === b.maxRuns &&
-    sameSchedule(a.schedule, b.schedule)
-  );
-}
-
-function sameSchedule(a: ScheduleSpec, b: ScheduleSpec): boolean {
-  switch (a.kind) {
-    case 'cron':
-      return b.kind === 'cron' && a.expression === b.expression;
-    case 'every':
-      return b.kind === 'every' && a.everyMs === b.everyMs && a.anchor === b.anchor;
-    case 'at':
-      return b.kind === 'at' && a.at === b.at;
-  }
-}
-
-/** `items` in consecutive slices of at most `size`: how upserts travel, `UPSERT_BATCH` at a time. */
-export function batchesOf<T>(items: readonly T[], size: number): T[][] {
-  const batches: T[][] = [];
-  for (let start = 0; start < items.length; start += size) batches.push(items.slice(start, start + size));
-  return batches;
-}
-
-/**
- * Every job after `after` (all without it), read a page of `LIST_JOBS_PAGE` at a time
- * through `page` (a store's keyset read): how a store answers `listJobs()` without a
- * limit, never holding every job in one reply. Pages are separate reads, not one snapshot.
- */
-export async function allJobPages(
-  page: (after: string | undefined, limit: number) => Promise<readonly JobRecord[]>,
-  after?: string,
-): Promise<JobRecord[]> {
-  const jobs: JobRecord[] = [];
-  for (let last = after; ; ) {
-    const next = await page(last, LIST_JOBS_PAGE);
-    jobs.push(...next);
-    if (next.length < LIST_JOBS_PAGE) return jobs;
-    last = next[next.length - 1]?.name;
-  }
 }

@@ -1,9 +1,10 @@
 /**
  * The memory store's one micro-optimisation of record building, kept only where every
- * run goes through it: a claim (`claimRun`), a run's ending with its job's counters
- * (`endRun`), a retry or release, and `MemoryTables.writeRun`. There a write copies
- * the record it changes into a draft, field by field in one fixed order, and sets the
- * changed fields on the draft; everywhere else the store writes `{ ...record, field }`.
+ * run goes through it (memory-run-queue.ts): a claim (`claimRun`), a run's ending with
+ * its job's counters (`endRun`), a retry or release, and every write of a run
+ * (`#writeRun`). There a write copies the record it changes into a draft, field by
+ * field in one fixed order, and sets the changed fields on the draft; everywhere else
+ * the store writes `{ ...record, field }`.
  *
  * Measured reason (bench/scenarios/throughput.ts and fire-lag.ts on the memory store,
  * built, 4 rounds alternating with the same store whose copies here were spreads and
@@ -15,7 +16,7 @@
  * never mutated once stored.
  */
 import type { Draft } from '../../src/adapter-kit.js';
-import type { FanOutState, IndexRecord, JobRecord, RunRecord } from '../../src/store.js';
+import type { FanOutSpec, FanOutState, IndexRecord, JobRecord, RunRecord } from '../../src/store.js';
 
 /** Fields `copyRun` and `copyIndex` leave out (combine with `|`). */
 export const KEEP = 0;
@@ -26,7 +27,7 @@ export const OMIT_ERROR = 2;
 /**
  * A copy of `run` to change, without the fields `omit` names. Every field of
  * `RunRecord` is copied here except `pendingUntil`, which every write of a run sets
- * afresh (`MemoryTables.writeRun`).
+ * afresh (`MemoryRunQueue`'s `#writeRun`).
  */
 export function copyRun(run: RunRecord, omit: number): Draft<RunRecord> {
   const draft: Draft<RunRecord> = {
@@ -105,9 +106,9 @@ export function copyJob(job: JobRecord): Draft<JobRecord> {
   return draft;
 }
 
-/** A fan-out run's counts with new values. */
-export function fanOutCounts(fanOut: FanOutState, active: number, succeeded: number, failed: number): FanOutState {
-  return fanOut.retryLimit === undefined
-    ? { completions: fanOut.completions, parallelism: fanOut.parallelism, succeeded, failed, active }
-    : { completions: fanOut.completions, parallelism: fanOut.parallelism, retryLimit: fanOut.retryLimit, succeeded, failed, active };
+/** A fan-out run's state: its shape and retry limit (the job's when it was created), with these counts. */
+export function fanOutState(shape: FanOutSpec, retryLimit: number | undefined, active: number, succeeded: number, failed: number): FanOutState {
+  return retryLimit === undefined
+    ? { completions: shape.completions, parallelism: shape.parallelism, succeeded, failed, active }
+    : { completions: shape.completions, parallelism: shape.parallelism, retryLimit, succeeded, failed, active };
 }

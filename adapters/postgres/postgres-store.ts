@@ -44,10 +44,10 @@ import {
   type UpsertJobInput,
   type UpsertJobResult,
 } from '../../src/store.js';
-import { DEFAULT_PARTITIONS } from '../../src/adapter-kit.js';
-import { allJobPages, batchesOf } from '../../src/store-rules.js';
+import { DEFAULT_PARTITIONS, batchesOf } from '../../src/adapter-kit.js';
 import { Batcher } from './batcher.js';
 import { Database, parseStoreOptions, type PostgresStoreOptions } from './database.js';
+import { allJobPages } from '../shared/job-pages.js';
 import { NotificationFlush } from '../shared/notification-flush.js';
 import { NotificationListener } from './listener.js';
 import { PostgresLock } from './postgres-lock.js';

@@ -7,8 +7,9 @@
  * themselves.
  */
 import { randomUUID } from 'node:crypto';
+import { batchesOf } from '../../src/adapter-kit.js';
 import { StoreError } from '../../src/errors.js';
-import { allJobPages, batchesOf, compareNewestFirst, compareReadyOrder } from '../../src/store-rules.js';
+import { compareNewestFirst, compareReadyOrder } from '../../src/store-rules.js';
 import {
   LEASE_EXPIRED_ERROR,
   PENDING_TIMEOUT_ERROR,
@@ -65,6 +66,7 @@ import {
   optional,
   upsertArgs,
 } from './codec.js';
+import { allJobPages } from '../shared/job-pages.js';
 import { NotificationFlush } from '../shared/notification-flush.js';
 import { ScriptBatcher } from './batcher.js';
 import { closeClient, hashTag, openClient, ScriptRunner, type RedisClient } from './connection.js';

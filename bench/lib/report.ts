@@ -1,6 +1,6 @@
 /** Turns the collected results into bench/RESULTS.md and the lag chart bench/lag.svg (hand-written SVG). */
 import type { SystemInfo } from './sysinfo.js';
-import { budgeted, BUDGET_EXEMPT, BUNDLE_BUDGET_BYTES, type PackageSize } from './footprint.js';
+import { budgeted, BUDGET_EXEMPT, BUNDLE_BUDGET_BYTES, BUNDLE_TARGET_BYTES, type PackageSize } from './footprint.js';
 import { scaleSections } from './report-scale.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -282,7 +282,7 @@ function footprintSection(footprint: { libs: any[] } | undefined): string {
   out += table([
     ...compare('install size', tw.installBytes, peers.map((p) => [`${display(p.lib)} ${p.version}`, p.installBytes]), mib),
     ...compare('packages installed', count(tw), peers.map((p) => [display(p.lib), count(p)]), (v) => f(v, 0)),
-    ...compare('minimal app bundled, minified', tw.bundle.bytes, bundled.map((p) => [display(p.lib), p.bundle.bytes]), kb, `≤ ${kb(BUNDLE_BUDGET_BYTES)} without ${BUDGET_EXEMPT.join(', ')}: ${mark(budgeted(tw.bundle) <= BUNDLE_BUDGET_BYTES)} (${kb(budgeted(tw.bundle))})`),
+    ...compare('minimal app bundled, minified', tw.bundle.bytes, bundled.map((p) => [display(p.lib), p.bundle.bytes]), kb, `≤ ${kb(BUNDLE_TARGET_BYTES)} without ${BUDGET_EXEMPT.join(', ')} (issue 19; CI budget ${kb(BUNDLE_BUDGET_BYTES)}): ${mark(budgeted(tw.bundle) <= BUNDLE_TARGET_BYTES)} (${kb(budgeted(tw.bundle))})`),
     ...compare('minimal app bundled, gzipped', tw.bundle.gzipBytes, bundled.map((p) => [display(p.lib), p.bundle.gzipBytes]), kb),
     ...compare('packed tarball (npm pack)', tw.tarball.bytes, [], kb),
   ]);
