@@ -160,7 +160,7 @@ async function measure(kind: 'redis' | 'postgres', browser: Browser): Promise<St
       const admin = new Redis(REDIS_URL);
       let cursor = '0';
       do {
-        const [next, keys] = await admin.scan(cursor, 'MATCH', `{${namespace}}*`, 'COUNT', 1000);
+        const [next, keys] = await admin.scan(cursor, 'MATCH', `{${namespace}[}/]*`, 'COUNT', 1000);
         cursor = next;
         if (keys.length > 0) await admin.del(...keys);
       } while (cursor !== '0');

@@ -83,7 +83,7 @@ function log(message: string): void {
 async function cleanRedis(prefix: string): Promise<void> {
   const client = new Redis(REDIS_URL);
   try {
-    for (const pattern of [`{${prefix}}*`, `${prefix}:*`]) {
+    for (const pattern of [`{${prefix}[}/]*`, `${prefix}:*`]) {
       let cursor = '0';
       do {
         const [next, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);

@@ -13,3 +13,4 @@ export { requireDriver } from './driver.js';
 export { Memo } from './schedule/memo.js';
 export { parseInput } from './validation.js';
 export { DEFAULT_PARTITIONS, partitionsSchema } from './partition-option.js';
+export { parseRunId } from './run-id.js';

@@ -14,7 +14,9 @@
  * than each alone).
  *
  * - Lanes, in flight and size: see `Coalescer` (adapters/shared/coalescer.ts). A lane is one
- *   script; a lone call is sent as the plain script; a batch holds at most
+ *   script on a single Redis, where a batch may hold calls of several partitions (their
+ *   tags are the batch's KEYS), and one script and partition on a cluster, where a
+ *   script may touch one slot only. A lone call is sent as the plain script; a batch holds at most
  *   `maxCalls` calls and `maxArgs` arguments, so that no batch holds the server long.
  * - Failure. An error of the batch as a whole (a dropped connection, `BUSY`, a
  *   read-only replica, ...) is one every call would have met alone, or one after
@@ -24,11 +26,13 @@
 import { Coalescer, type Pending } from '../shared/coalescer.js';
 import type { BatchableScript } from './lua-prelude.js';
 
-/** Runs one script (by SHA, falling back to its text) with KEYS fixed by the caller, and resolves its reply. */
-export type RunScript = (lua: string, args: readonly string[]) => Promise<unknown>;
+/** Runs one script (by SHA, falling back to its text) and resolves its reply. */
+export type RunScript = (lua: string, keys: readonly string[], args: readonly string[]) => Promise<unknown>;
 
 export interface ScriptBatcherOptions {
   readonly run: RunScript;
+  /** Whether a batch holds one partition's calls only (a cluster). @default false */
+  readonly lanePerTag?: boolean;
   /** Invocations in flight per lane. @default 2 */
   readonly maxInFlight?: number;
   /** Calls per invocation. @default 64 */
@@ -37,42 +41,71 @@ export interface ScriptBatcherOptions {
   readonly maxArgs?: number;
 }
 
-/** The batch variant's ARGV: each call's argument count, then its arguments. */
-export function batchArgs(calls: readonly (readonly string[])[]): string[] {
+/** One call: the tag of the partition it works on, and its arguments. */
+export interface TaggedCall {
+  readonly tag: string;
+  readonly args: readonly string[];
+}
+
+/** A batch's KEYS (the distinct tags, in order of first use) and ARGV: each call's tag index in KEYS, argument count, then its arguments. */
+export function batchArgs(calls: readonly TaggedCall[]): { keys: string[]; args: string[] } {
+  const keys: string[] = [];
   const args: string[] = [];
-  for (const call of calls) args.push(String(call.length), ...call);
-  return args;
+  for (const call of calls) {
+    let key = keys.indexOf(call.tag);
+    if (key === -1) key = keys.push(call.tag) - 1;
+    args.push(String(key + 1), String(call.args.length), ...call.args);
+  }
+  return { keys, args };
+}
+
+/** A lane: a script, on a cluster with the one tag its calls share. */
+interface Lane {
+  readonly script: BatchableScript;
 }
 
 export class ScriptBatcher {
   readonly #run: RunScript;
-  readonly #coalescer: Coalescer<BatchableScript, readonly string[]>;
+  readonly #lanePerTag: boolean;
+  readonly #lanes = new Map<BatchableScript, Map<string, Lane>>();
+  readonly #coalescer: Coalescer<Lane, TaggedCall>;
 
   constructor(options: ScriptBatcherOptions) {
     this.#run = options.run;
+    this.#lanePerTag = options.lanePerTag ?? false;
     this.#coalescer = new Coalescer({
-      send: (script, batch) => this.#send(script, batch),
+      send: (lane, batch) => this.#send(lane.script, batch),
       maxInFlight: options.maxInFlight ?? 2,
       maxCalls: options.maxCalls ?? 64,
       maxWeight: options.maxArgs ?? 4_096,
-      weight: (args) => args.length + 1, // its arguments and their count
+      weight: (call) => call.args.length + 2, // its arguments, their count and its tag's index
     });
   }
 
-  /** Resolves the script's reply to `args`, run alone or in a batch with other calls of the script. */
-  call(script: BatchableScript, args: readonly string[]): Promise<unknown> {
-    return this.#coalescer.call(script, args);
+  /** Resolves the script's reply to `args` on partition `tag`, run alone or in a batch with other calls of the script. */
+  call(script: BatchableScript, tag: string, args: readonly string[]): Promise<unknown> {
+    return this.#coalescer.call(this.#lane(script, tag), { tag, args });
   }
 
-  async #send(script: BatchableScript, batch: readonly Pending<readonly string[]>[]): Promise<void> {
+  #lane(script: BatchableScript, tag: string): Lane {
+    let lanes = this.#lanes.get(script);
+    if (lanes === undefined) this.#lanes.set(script, (lanes = new Map()));
+    const key = this.#lanePerTag ? tag : '';
+    let lane = lanes.get(key);
+    if (lane === undefined) lanes.set(key, (lane = { script }));
+    return lane;
+  }
+
+  async #send(script: BatchableScript, batch: readonly Pending<TaggedCall>[]): Promise<void> {
     if (batch.length === 1) {
       const [only] = batch;
-      await this.#run(script.lua, only!.call).then(only!.resolve, only!.reject);
+      await this.#run(script.lua, [only!.call.tag], only!.call.args).then(only!.resolve, only!.reject);
       return;
     }
     let replies: unknown;
     try {
-      replies = await this.#run(script.batch, batchArgs(batch.map((pending) => pending.call)));
+      const { keys, args } = batchArgs(batch.map((pending) => pending.call));
+      replies = await this.#run(script.batch, keys, args);
     } catch (error) {
       for (const pending of batch) pending.reject(error);
       return;

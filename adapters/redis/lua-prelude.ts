@@ -4,9 +4,14 @@
  * derived entries in step, finishing and pruning, fan-out index bookkeeping).
  *
  * Conventions every script follows:
- * - `KEYS[1]` is the store's hash tag, `{prefix}`; every key a script touches is
- *   built from it (`{prefix}:job:<name>`, ...), so all of them live in one cluster
- *   slot and cluster routing follows KEYS[1].
+ * - `KEYS` are hash tags (`key-layout.ts`): a partition's (`{prefix}` itself in a
+ *   store of one partition), or the store-wide `{prefix}` for the scripts of the
+ *   store as a whole (INIT, IDENTITY, FLUSH). Every key a script touches is built from
+ *   one of them (`<tag>:job:<name>`, ...). A script works on one partition at a time
+ *   (`usePartition`); the few that read or sweep several (FIND_READY_RUNS, LIST_JOBS,
+ *   the sweeps, ...) get several tags, which a single Redis accepts and a cluster
+ *   does not (CROSSSLOT): on a cluster the store calls them once per partition.
+ *   Cluster routing follows KEYS[1].
  * - Time comes from ARGV (`now`, `leaseUntil`, ...); no script reads `TIME`.
  * - Numbers arrive as decimal strings written by JavaScript and are stored as they
  *   came. The few that Lua computes (`pendingUntil`, `expiresAt`, counters) are
@@ -21,20 +26,23 @@
  * A run is kept in `{p}:run:<id>` and, depending on its state, in: its job's
  * `runs:` set (always), `active:` set (pending or running), `ready:` sorted set
  * (claimable, by readyAt), `succeeded:`/`failed:` history sorted set (finished, by
- * finishedAt); the store-wide `running` set (a plain run's lease), `pending-until`
+ * finishedAt); the partition's `running` set (a plain run's lease), `pending-until`
  * and `expiring` sorted sets. `track()` moves it between them after every write.
  * A job with claimable runs is in `ready-jobs`, scored at most its earliest readyAt
  * (a lower bound: a claim leaves it as it is, `FIND_READY_JOBS` corrects it).
  */
 export const PRELUDE = `
-local P = KEYS[1]
-local JOBS = P .. ':jobs'
-local RUN_LEASES = P .. ':running'
-local INDEX_LEASES = P .. ':running-indices'
-local PENDING_UNTIL = P .. ':pending-until'
-local EXPIRING = P .. ':expiring'
-local READY_JOBS = P .. ':ready-jobs'
-local EVENTS = P .. ':events'
+-- KEYS[1] is a partition's tag; G, the store-wide tag \`{prefix}\`, is it without its partition part.
+local G = string.gsub(KEYS[1], '/p[%d.]+}$', '}')
+local EVENTS = G .. ':events'
+-- The partition the script works on (usePartition): its tag and its store-wide sets.
+local P, JOBS, RUN_LEASES, INDEX_LEASES, PENDING_UNTIL, EXPIRING, READY_JOBS
+local function usePartition(tag)
+  P = tag
+  JOBS, RUN_LEASES, INDEX_LEASES = P .. ':jobs', P .. ':running', P .. ':running-indices'
+  PENDING_UNTIL, EXPIRING, READY_JOBS = P .. ':pending-until', P .. ':expiring', P .. ':ready-jobs'
+end
+usePartition(KEYS[1])
 local function jobKey(name) return P .. ':job:' .. name end
 local function backfillsKey(name) return P .. ':backfills:' .. name end
 local function runsKey(name) return P .. ':runs:' .. name end
@@ -46,6 +54,7 @@ local function indicesKey(id) return P .. ':indices:' .. id end
 local function waitingKey(id) return P .. ':waiting:' .. id end
 
 -- A batch (batchScript) collects its notifications here and publishes them as one message.
+-- The channel is the store's, whichever partition publishes.
 local batchNotes = nil
 local function notify(message)
   if batchNotes then batchNotes[#batchNotes + 1] = message
@@ -100,6 +109,24 @@ local function before(a, b)
     if x ~= y then return x < y end
   end
   return #a < #b
+end
+
+-- The first \`limit\` entries scored <= now of the sorted set \`suffix\` of every partition in KEYS,
+-- earliest first, ties by member (the sweeps' order): { id, tag } each.
+local function dueEntries(suffix, now, limit)
+  local entries = {}
+  for k = 1, #KEYS do
+    local due = redis.call('ZRANGE', KEYS[k] .. suffix, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit, 'WITHSCORES')
+    for i = 1, #due, 2 do entries[#entries + 1] = { id = due[i], at = tonumber(due[i + 1]), tag = KEYS[k] } end
+  end
+  if #KEYS > 1 then
+    table.sort(entries, function(a, b)
+      if a.at ~= b.at then return a.at < b.at end
+      return before(a.id, b.id)
+    end)
+  end
+  while #entries > limit do table.remove(entries) end
+  return entries
 end
 
 local function isActive(status) return status == 'pending' or status == 'running' end
@@ -394,7 +421,9 @@ export interface BatchableScript {
 
 /**
  * The batch variant of a script body. ARGV holds the calls one after another, each
- * as its argument count followed by its arguments; the body runs once per call, in
+ * as the index in KEYS of its partition's tag (on a single Redis the calls of a batch
+ * may work on different partitions; on a cluster a batch holds one partition's
+ * calls), its argument count, then its arguments; the body runs once per call, in
  * order, as a function whose parameter \`ARGV\` shadows the global (so the body reads
  * its own call's arguments), under \`pcall\`, so that an error ends only its own
  * call, with the writes it made before it kept, exactly as a lone script's error
@@ -408,13 +437,17 @@ export function batchScript(body: string): string {
 local function call(ARGV)
 ${body}
 end
-local replies, i = {}, 1
+local replies, i, current = {}, 1, 1
 batchNotes = {}
 while i <= #ARGV do
-  local argc = tonumber(ARGV[i])
+  local key, argc = tonumber(ARGV[i]), tonumber(ARGV[i + 1])
+  if key ~= current then
+    usePartition(KEYS[key])
+    current = key
+  end
   local args = {}
-  for j = 1, argc do args[j] = ARGV[i + j] end
-  i = i + argc + 1
+  for j = 1, argc do args[j] = ARGV[i + 1 + j] end
+  i = i + argc + 2
   local ok, reply = pcall(call, args)
   if not ok then
     -- redis.call raises its error reply as a table; a Lua runtime error is a string.

@@ -4,15 +4,15 @@
  * atomic contract method is one Lua script (`scripts.ts`, `run-scripts.ts`); reads
  * that span several keys are scripts too, so they see one consistent state.
  * Notifications travel over pub/sub on `{prefix}:events`, published by the scripts
- * themselves.
+ * themselves. Each partition's keys share one hash tag (`key-layout.ts`), so on a
+ * cluster the partitions spread over the masters; calls that span partitions are in
+ * `partition-calls.ts`.
  */
 import { randomUUID } from 'node:crypto';
 import { batchesOf } from '../../src/adapter-kit.js';
 import { StoreError } from '../../src/errors.js';
 import { compareNewestFirst, compareReadyOrder } from '../../src/store-rules.js';
 import {
-  LEASE_EXPIRED_ERROR,
-  PENDING_TIMEOUT_ERROR,
   LIST_BATCH,
   UPSERT_BATCH,
   type AddBackfillInput,
@@ -66,10 +66,13 @@ import {
   optional,
   upsertArgs,
 } from './codec.js';
+import { KeyLayout } from './key-layout.js';
+import { migrateLayout } from './migration.js';
+import { count, PartitionCalls } from './partition-calls.js';
 import { allJobPages } from '../shared/job-pages.js';
 import { NotificationFlush } from '../shared/notification-flush.js';
 import { ScriptBatcher } from './batcher.js';
-import { closeClient, hashTag, openClient, ScriptRunner, type RedisClient } from './connection.js';
+import { closeClient, openClient, ScriptRunner, type RedisClient } from './connection.js';
 import { parseStoreOptions, type RedisStoreOptions } from './options.js';
 import { LOCK_SCRIPTS } from './lock-scripts.js';
 import type { BatchableScript } from './lua-prelude.js';
@@ -80,22 +83,24 @@ import * as lua from './scripts.js';
 /** Registered job names `findReadyRuns` sends to its script; above this, it asks which jobs have claimable runs first. */
 const NAMES_INLINE = 1_000;
 
-/** The key layout version `init()` records; a store refuses data laid out by another version. */
-const LAYOUT_VERSION = '2';
+/**
+ * The key layout versions `init()` records: 2, every key under `{prefix}` (a store of
+ * one partition, and every store from before partitions); 3, each partition under
+ * its own tag, with the partition count recorded. A store refuses data laid out by
+ * another version, or by another partition count, and moves version 2 to 3 itself.
+ */
+const SINGLE_TAG_LAYOUT = '2';
+const PARTITIONED_LAYOUT = '3';
 
 type Listener = (notification: StoreNotification) => void;
-
-/** Script limits must be whole, non-negative numbers. */
-function count(limit: number): string {
-  return num(Number.isFinite(limit) ? Math.max(0, Math.floor(limit)) : 1_000_000_000);
-}
 
 export class RedisStore implements Store {
   readonly #client: RedisClient;
   /** Whether `#client` is ours to close. */
   readonly #ownsClient: boolean;
   readonly #prefix: string;
-  readonly #tag: string;
+  readonly #keys: KeyLayout;
+  readonly #calls: PartitionCalls;
   /** How many partitions the jobs fall into (`Store.partitions`). */
   readonly partitions: number;
   readonly #channel: string;
@@ -126,25 +131,51 @@ export class RedisStore implements Store {
     }
     this.#prefix = parsed.prefix;
     this.partitions = parsed.partitions;
-    this.#tag = hashTag(parsed.prefix);
+    this.#keys = new KeyLayout(parsed.prefix, parsed.partitions);
     // Scripts publish on a channel named after KEYS[1], which ioredis gives the client's `keyPrefix`; channels it does not.
-    this.#channel = `${this.#client.options.keyPrefix ?? ''}${this.#tag}:events`;
+    this.#channel = `${this.#client.options.keyPrefix ?? ''}${this.#keys.global}:events`;
     this.#scripts = new ScriptRunner(this.#client);
-    this.#batcher = new ScriptBatcher({ run: (script, args) => this.#run(script, args) });
-    // Published by a script on KEYS[1], so on a cluster it leaves from the node that published the notifications.
-    this.#flush = new NotificationFlush((marker) => this.#run(lua.FLUSH, [marker]));
+    const run = (script: string, keys: readonly string[], args: readonly string[]): Promise<unknown> => this.#scripts.run(script, keys, args);
+    this.#calls = new PartitionCalls(this.#keys, this.#client, run);
+    this.#batcher = new ScriptBatcher({ run, lanePerTag: this.#calls.perPartition });
+    // Pub/sub keeps order per server: on a cluster the marker leaves from every partition's node, as notifications do.
+    const flushTags = this.#calls.perPartition ? this.#keys.tags : [this.#keys.global];
+    this.#flush = new NotificationFlush((marker) => Promise.all(flushTags.map((tag) => run(lua.FLUSH, [tag], [marker]))), flushTags.length);
   }
 
-  /** Loads the scripts and checks the key layout version (idempotent, safe to race). */
+  /**
+   * Loads the scripts and checks the key layout (idempotent, safe to race). A prefix
+   * in the single-tag layout (version 2, from before partitions) opened with several
+   * partitions is moved to the partitioned layout first (`migration.ts`).
+   * @throws StoreError (code `'STORE'`) when the prefix holds another layout
+   *   version, or another partition count: the message names both and what to do.
+   */
   async init(): Promise<void> {
     await this.#scripts.load([...lua.STORE_SCRIPTS, ...LOCK_SCRIPTS]);
-    const version = asString(await this.#run(lua.INIT, [LAYOUT_VERSION]), 'version');
-    if (version !== LAYOUT_VERSION) {
+    let [version, stored] = await this.#layout();
+    if (version === SINGLE_TAG_LAYOUT && this.partitions > 1) {
+      await migrateLayout({ client: this.#client, keys: this.#keys, partitions: this.partitions });
+      [version, stored] = await this.#layout();
+    }
+    const expected = this.partitions > 1 ? PARTITIONED_LAYOUT : SINGLE_TAG_LAYOUT;
+    if (version === expected && Number(stored) === this.partitions) return;
+    const prefix = JSON.stringify(this.#prefix);
+    if (version === PARTITIONED_LAYOUT || version === SINGLE_TAG_LAYOUT) {
       throw new StoreError(
         'init',
-        new Error(`prefix ${JSON.stringify(this.#prefix)} holds key layout version ${version}; this store uses ${LAYOUT_VERSION}`),
+        new Error(
+          `prefix ${prefix} holds ${stored} partition(s) and this store was given partitions: ${this.partitions}; ` +
+            `every instance on a prefix must use the same count: pass partitions: ${stored}, or use a new prefix`,
+        ),
       );
     }
+    throw new StoreError('init', new Error(`prefix ${prefix} holds key layout version ${version}; this store uses ${expected}`));
+  }
+
+  /** The stored layout version and partition count (recorded on first use). */
+  async #layout(): Promise<[string, string]> {
+    const [version, stored] = asArray(await this.#global(lua.INIT, [String(this.partitions)]), 'init reply');
+    return [asString(version, 'version'), asString(stored, 'partitions')];
   }
 
   /** Closes the subscriber connection, and the client when the store created it from a URL. */
@@ -168,14 +199,19 @@ export class RedisStore implements Store {
    */
   async upsertJobs(inputs: readonly UpsertJobInput[]): Promise<readonly UpsertJobResult[]> {
     const results: UpsertJobResult[] = [];
-    for (const batch of batchesOf(inputs, UPSERT_BATCH)) {
-      results.push(...decodeUpserts(await this.#run(lua.UPSERT_JOBS, batch.flatMap(upsertArgs)), batch.length));
+    // Each partition's jobs in batches of its own; results in the order of the inputs.
+    const positions = this.#calls.group(inputs.keys(), (i) => this.#keys.ofJob((inputs[i] as UpsertJobInput).spec.name));
+    for (const [tag, indices] of positions) {
+      for (const batch of batchesOf(indices, UPSERT_BATCH)) {
+        const upserted = decodeUpserts(await this.#on(tag, lua.UPSERT_JOBS, batch.flatMap((i) => upsertArgs(inputs[i] as UpsertJobInput))), batch.length);
+        batch.forEach((i, n) => (results[i] = upserted[n] as UpsertJobResult));
+      }
     }
     return results;
   }
 
   async getJob(name: string): Promise<JobRecord | undefined> {
-    const reply = await this.#run(lua.GET_JOB, [name]);
+    const reply = await this.#job(name, lua.GET_JOB, [name]);
     return reply === null ? undefined : decodeJob(reply);
   }
 
@@ -186,17 +222,18 @@ export class RedisStore implements Store {
   }
 
   async #listJobs(after: string | undefined, limit: number): Promise<JobRecord[]> {
-    const reply = await this.#run(lua.LIST_JOBS, [after ?? '', count(limit)]);
+    const replies = await this.#calls.everyPartition(lua.LIST_JOBS, [after ?? '', count(limit)]);
     // Byte order is code-point order for the names the grammar allows; JavaScript's order has the last word.
-    return asArray(reply, 'listJobs reply').map(decodeJob).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const jobs = replies.flatMap((reply) => asArray(reply, 'listJobs reply').map(decodeJob));
+    return jobs.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).slice(0, Math.max(0, limit));
   }
 
   async removeJob(name: string): Promise<boolean> {
-    return (await this.#run(lua.REMOVE_JOB, [name])) === '1';
+    return (await this.#job(name, lua.REMOVE_JOB, [name])) === '1';
   }
 
   async setSuspended(input: SetSuspendedInput): Promise<SetSuspendedResult | undefined> {
-    const reply = await this.#run(lua.SET_SUSPENDED, [input.name, input.suspended ? '1' : '0', num(input.now)]);
+    const reply = await this.#job(input.name, lua.SET_SUSPENDED, [input.name, input.suspended ? '1' : '0', num(input.now)]);
     if (reply === null) return undefined;
     const [job, cancelled] = asArray(reply, 'setSuspended reply');
     return { job: decodeJob(job), cancelled: decodeRuns(cancelled) };
@@ -205,7 +242,7 @@ export class RedisStore implements Store {
   async scheduleRun(input: ScheduleRunInput): Promise<ScheduleRunResult> {
     const run = input.run === undefined ? ['0'] : ['1', ...newRunArgs(input.run)];
     const reply = asArray(
-      await this.#batched(lua.SCHEDULE_RUN, [input.jobName, num(input.expectedCursor), num(input.cursor), num(input.now), ...run]),
+      await this.#batched(lua.SCHEDULE_RUN, this.#runTag(input.jobName, input.run?.id), [input.jobName, num(input.expectedCursor), num(input.cursor), num(input.now), ...run]),
       'scheduleRun reply',
     );
     const [outcome, job, third, fourth] = reply;
@@ -227,20 +264,20 @@ export class RedisStore implements Store {
   }
 
   async createRun(input: CreateRunInput): Promise<CreateRunResult> {
-    const [outcome, run] = asArray(await this.#batched(lua.CREATE_RUN, [num(input.now), ...newRunArgs(input.run)]), 'createRun reply');
+    const [outcome, run] = asArray(await this.#batched(lua.CREATE_RUN, this.#runTag(input.run.jobName, input.run.id), [num(input.now), ...newRunArgs(input.run)]), 'createRun reply');
     if (outcome === 'missing-job') return { outcome };
     if (outcome === 'created' || outcome === 'exists') return { outcome, run: decodeRun(run) };
     throw new Error(`tickwork redis store: unexpected createRun outcome ${String(outcome)}`);
   }
 
   async addBackfill(input: AddBackfillInput): Promise<JobRecord | undefined> {
-    const reply = await this.#run(lua.ADD_BACKFILL, [input.jobName, encodeBackfill(input.range)]);
+    const reply = await this.#job(input.jobName, lua.ADD_BACKFILL, [input.jobName, encodeBackfill(input.range)]);
     return reply === null ? undefined : decodeJob(reply);
   }
 
   async scheduleBackfillRun(input: ScheduleBackfillRunInput): Promise<ScheduleBackfillRunResult> {
     const [outcome, job, run] = asArray(
-      await this.#batched(lua.SCHEDULE_BACKFILL_RUN, [
+      await this.#batched(lua.SCHEDULE_BACKFILL_RUN, this.#runTag(input.jobName, input.run.id), [
         input.jobName,
         input.backfillId,
         num(input.expectedNext),
@@ -274,9 +311,9 @@ export class RedisStore implements Store {
   async findReadyRuns(input: FindReadyRunsInput): Promise<FindReadyRunsResult> {
     const { jobNames, now, limit } = input;
     if (jobNames.size <= NAMES_INLINE) return this.#findReadyRuns(jobNames, now, limit);
-    const reply = await this.#run(lua.FIND_READY_JOBS, [num(now), num(jobNames.size)]);
-    if (reply === null) return this.#findReadyRuns(jobNames, now, limit);
-    const entries = asArray(reply, 'findReadyJobs reply');
+    const replies = await this.#calls.everyPartition(lua.FIND_READY_JOBS, [num(now), num(jobNames.size)]);
+    if (replies.includes(null)) return this.#findReadyRuns(jobNames, now, limit);
+    const entries = replies.flatMap((reply) => asArray(reply, 'findReadyJobs reply'));
     const ready = new Set<string>();
     let later: number | undefined;
     for (let i = 0; i + 1 < entries.length; i += 2) {
@@ -293,20 +330,23 @@ export class RedisStore implements Store {
   }
 
   async #findReadyRuns(jobNames: ReadonlySet<string>, now: number, limit: number): Promise<FindReadyRunsResult> {
-    const input = { jobNames, now, limit };
-    if (input.jobNames.size === 0) return { runs: [] };
-    const [runs, nextReadyAt] = asArray(
-      await this.#run(lua.FIND_READY_RUNS, [num(input.now), count(input.limit), ...input.jobNames]),
-      'findReadyRuns reply',
-    );
+    if (jobNames.size === 0) return { runs: [] };
+    const groups = this.#calls.group(jobNames, (name) => this.#keys.ofJob(name));
+    const ready: RunRecord[] = [];
+    let next: number | undefined;
+    for (const reply of await this.#calls.grouped(lua.FIND_READY_RUNS, [num(now), count(limit)], groups)) {
+      const [runs, nextReadyAt] = asArray(reply, 'findReadyRuns reply');
+      ready.push(...decodeRuns(runs));
+      const later = asString(nextReadyAt, 'nextReadyAt');
+      if (later !== '' && (next === undefined || Number(later) < next)) next = Number(later);
+    }
     // The script returns them in claim order, comparing IDs as bytes; JavaScript's string order has the last word.
-    const ready = decodeRuns(runs).sort(compareReadyOrder).slice(0, Math.max(0, input.limit));
-    const next = asString(nextReadyAt, 'nextReadyAt');
-    return next === '' ? { runs: ready } : { runs: ready, nextReadyAt: Number(next) };
+    const first = ready.sort(compareReadyOrder).slice(0, Math.max(0, limit));
+    return next === undefined ? { runs: first } : { runs: first, nextReadyAt: next };
   }
 
   async claimRun(input: ClaimRunInput): Promise<Claim | undefined> {
-    const reply = await this.#batched(runLua.CLAIM_RUN, [
+    const reply = await this.#batched(runLua.CLAIM_RUN, this.#keys.ofRun(input.runId), [
       input.runId,
       input.owner,
       num(input.now),
@@ -321,7 +361,7 @@ export class RedisStore implements Store {
 
   async renewLease(input: RenewLeaseInput): Promise<RenewLeaseResult> {
     const [ok, status] = asArray(
-      await this.#batched(runLua.RENEW_LEASE, [
+      await this.#batched(runLua.RENEW_LEASE, this.#keys.ofRun(input.runId), [
         input.runId,
         input.owner,
         num(input.fence),
@@ -338,7 +378,7 @@ export class RedisStore implements Store {
   async finishAttempt(input: FinishAttemptInput): Promise<FinishAttemptResult> {
     const { outcome } = input;
     const [ok, after, index] = asArray(
-      await this.#batched(runLua.FINISH_ATTEMPT, [
+      await this.#batched(runLua.FINISH_ATTEMPT, this.#keys.ofRun(input.runId), [
         input.runId,
         input.owner,
         num(input.fence),
@@ -358,33 +398,26 @@ export class RedisStore implements Store {
     return current === undefined ? { ok: false } : { ok: false, run: current };
   }
 
-  async recoverExpiredRuns(input: RecoverExpiredRunsInput): Promise<readonly RunRecord[]> {
-    return decodeRuns(
-      await this.#run(runLua.RECOVER_EXPIRED_RUNS, [num(input.now), count(input.limit), encodeError(LEASE_EXPIRED_ERROR)]),
-    );
+  recoverExpiredRuns(input: RecoverExpiredRunsInput): Promise<readonly RunRecord[]> {
+    return this.#calls.recoverExpiredRuns(input);
   }
 
-  async expirePendingRuns(input: ExpireInput): Promise<ExpirePendingRunsResult> {
-    const [runs, nextAt] = asArray(
-      await this.#run(runLua.EXPIRE_PENDING_RUNS, [num(input.now), count(input.limit), encodeError(PENDING_TIMEOUT_ERROR)]),
-      'expirePendingRuns reply',
-    );
-    const next = asString(nextAt, 'nextAt');
-    return next === '' ? { runs: decodeRuns(runs) } : { runs: decodeRuns(runs), nextAt: Number(next) };
+  expirePendingRuns(input: ExpireInput): Promise<ExpirePendingRunsResult> {
+    return this.#calls.expirePendingRuns(input);
   }
 
-  async deleteExpiredRuns(input: ExpireInput): Promise<number> {
-    return Number(await this.#run(runLua.DELETE_EXPIRED_RUNS, [num(input.now), count(input.limit)]));
+  deleteExpiredRuns(input: ExpireInput): Promise<number> {
+    return this.#calls.deleteExpiredRuns(input);
   }
 
   async getRun(id: string): Promise<RunRecord | undefined> {
-    const hash = await this.#client.hgetall(`${this.#tag}:run:${id}`);
+    const hash = await this.#client.hgetall(`${this.#keys.ofRun(id)}:run:${id}`);
     return decodeRunOrUndefined(Object.entries(hash).flat());
   }
 
   async listRuns(query: ListRunsQuery): Promise<readonly RunRecord[]> {
     const { statuses, limit } = query;
-    const runs = decodeRuns(await this.#run(lua.LIST_RUNS, [query.jobName]))
+    const runs = decodeRuns(await this.#job(query.jobName, lua.LIST_RUNS, [query.jobName]))
       .filter((run) => statuses === undefined || statuses.includes(run.status))
       .sort(compareNewestFirst);
     return limit === undefined ? runs : runs.slice(0, Math.max(0, limit));
@@ -397,15 +430,16 @@ export class RedisStore implements Store {
     const runs: RunRecord[] = [];
     // One script per LIST_BATCH names: a bounded read each, however many jobs are asked for.
     for (const batch of batchesOf(names, LIST_BATCH)) {
-      for (const run of decodeRuns(await this.#run(lua.LIST_RUNS_OF_JOBS, batch))) {
-        if (statuses === undefined || statuses.includes(run.status)) runs.push(run);
+      const groups = this.#calls.group(batch, (name) => this.#keys.ofJob(name));
+      for (const reply of await this.#calls.grouped(lua.LIST_RUNS_OF_JOBS, [], groups)) {
+        for (const run of decodeRuns(reply)) if (statuses === undefined || statuses.includes(run.status)) runs.push(run);
       }
     }
     return runs.sort((a, b) => (order.get(a.jobName) as number) - (order.get(b.jobName) as number) || compareNewestFirst(a, b));
   }
 
   async listIndices(runId: string): Promise<readonly IndexRecord[]> {
-    const hash = await this.#client.hgetall(`${this.#tag}:indices:${runId}`);
+    const hash = await this.#client.hgetall(`${this.#keys.ofRun(runId)}:indices:${runId}`);
     return Object.entries(hash)
       .map(([index, record]) => decodeIndex(runId, index, record))
       .sort((a, b) => a.index - b.index);
@@ -430,7 +464,7 @@ export class RedisStore implements Store {
 
   /** The identity of the data under the prefix: a Redis restarted empty (or flushed) has a new one. */
   async identity(): Promise<string> {
-    return asString(await this.#run(lua.IDENTITY, [randomUUID()]), 'identity');
+    return asString(await this.#global(lua.IDENTITY, [randomUUID()]), 'identity');
   }
 
   /** Publishes a marker and waits for it on the subscription: pub/sub keeps order, so every earlier notification is in. */
@@ -438,13 +472,37 @@ export class RedisStore implements Store {
     return this.#flush.flush();
   }
 
-  #run(script: string, args: readonly string[]): Promise<unknown> {
-    return this.#scripts.run(script, [this.#tag], args);
+  /** A script of the store as a whole, on the store-wide tag. */
+  #global(script: string, args: readonly string[]): Promise<unknown> {
+    return this.#scripts.run(script, [this.#keys.global], args);
+  }
+
+  /** A script on partition `tag`. */
+  #on(tag: string, script: string, args: readonly string[]): Promise<unknown> {
+    return this.#scripts.run(script, [tag], args);
+  }
+
+  /** A script on the partition of job `name`. */
+  #job(name: string, script: string, args: readonly string[]): Promise<unknown> {
+    return this.#on(this.#keys.ofJob(name), script, args);
+  }
+
+  /**
+   * The partition of a run of job `jobName` that the script may create with ID
+   * `runId`: its job's, which must be the one the ID names, or the run could not be
+   * found by its ID (the core's IDs always name their job, see `run-id.ts`).
+   */
+  #runTag(jobName: string, runId: string | undefined): string {
+    const tag = this.#keys.ofJob(jobName);
+    if (runId !== undefined && this.#keys.ofRun(runId) !== tag) {
+      throw new StoreError('createRun', new Error(`run ID ${JSON.stringify(runId)} does not name its job ${JSON.stringify(jobName)}`));
+    }
+    return tag;
   }
 
   /** A hot script's call, coalesced with concurrent calls of the same script (see `batcher.ts`). */
-  #batched(script: BatchableScript, args: readonly string[]): Promise<unknown> {
-    return this.#batcher.call(script, args);
+  #batched(script: BatchableScript, tag: string, args: readonly string[]): Promise<unknown> {
+    return this.#batcher.call(script, tag, args);
   }
 
   #ensureSubscriber(): void {

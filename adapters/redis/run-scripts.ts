@@ -94,7 +94,7 @@ return { '1', flat(run), indexReply(index, record) }
 `);
 
 /**
- * ARGV: now, limit, leaseExpiredErrorJson. Recovers expired leases of plain runs and
+ * KEYS: partition tags. ARGV: now, limit, leaseExpiredErrorJson. Recovers expired leases of plain runs and
  * indices together, earliest first (compareExpiredLeases: leaseUntil, then run ID,
  * then index, a plain run first), until \`limit\` are recovered; a lease whose run or
  * index has already ended takes no place. Returns the runs after each recovery.
@@ -105,13 +105,16 @@ local recovered = {}
 -- The \`count\` earliest expired leases, plain runs' and indices', in recovery order.
 local function expiredLeases(count)
   local leases = {}
-  local plain = redis.call('ZRANGE', RUN_LEASES, '-inf', '(' .. now, 'BYSCORE', 'LIMIT', 0, count, 'WITHSCORES')
-  for i = 1, #plain, 2 do table.insert(leases, { id = plain[i], leaseUntil = tonumber(plain[i + 1]) }) end
-  local indices = redis.call('ZRANGE', INDEX_LEASES, '-inf', '(' .. now, 'BYSCORE', 'LIMIT', 0, count, 'WITHSCORES')
-  for i = 1, #indices, 2 do
-    local member = indices[i]
-    table.insert(leases, { id = string.sub(member, 1, -12), index = tonumber(string.sub(member, -10)),
-      leaseUntil = tonumber(indices[i + 1]), member = member })
+  for k = 1, #KEYS do
+    local tag = KEYS[k]
+    local plain = redis.call('ZRANGE', tag .. ':running', '-inf', '(' .. now, 'BYSCORE', 'LIMIT', 0, count, 'WITHSCORES')
+    for i = 1, #plain, 2 do table.insert(leases, { id = plain[i], leaseUntil = tonumber(plain[i + 1]), tag = tag }) end
+    local indices = redis.call('ZRANGE', tag .. ':running-indices', '-inf', '(' .. now, 'BYSCORE', 'LIMIT', 0, count, 'WITHSCORES')
+    for i = 1, #indices, 2 do
+      local member = indices[i]
+      table.insert(leases, { id = string.sub(member, 1, -12), index = tonumber(string.sub(member, -10)),
+        leaseUntil = tonumber(indices[i + 1]), member = member, tag = tag })
+    end
   end
   table.sort(leases, function(a, b)
     if a.leaseUntil ~= b.leaseUntil then return a.leaseUntil < b.leaseUntil end
@@ -128,6 +131,7 @@ while #recovered < limit do
   if #leases == 0 then break end
   for _, lease in ipairs(leases) do
     if #recovered >= limit then break end
+    usePartition(lease.tag)
     local run = hgetall(runKey(lease.id))
     if not lease.index then
       if run and not run.completions and run.status == 'running' then
@@ -153,14 +157,17 @@ return recovered
 `);
 
 /**
- * ARGV: now, limit, pendingTimeoutErrorJson. Fails the first \`limit\` claimable runs
- * whose pendingUntil <= now (earliest first, ties by ID). Returns { runs, nextAt | '' }.
+ * KEYS: partition tags. ARGV: now, limit, pendingTimeoutErrorJson. Fails the first
+ * \`limit\` claimable runs whose pendingUntil <= now (earliest first, ties by ID).
+ * Returns { runs, nextAt | '' }.
  */
 export const EXPIRE_PENDING_RUNS = script(`
 local now, limit, errorJson = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local expired = {}
 if limit > 0 then
-  for _, id in ipairs(redis.call('ZRANGE', PENDING_UNTIL, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit)) do
+  for _, due in ipairs(dueEntries(':pending-until', now, limit)) do
+    usePartition(due.tag)
+    local id = due.id
     local run = hgetall(runKey(id))
     if run and run.pendingUntil and claimable(run) then
       finalize(run, 'failed', now, errorJson)
@@ -170,16 +177,22 @@ if limit > 0 then
     end
   end
 end
-local nextAt = redis.call('ZRANGE', PENDING_UNTIL, 0, 0, 'WITHSCORES')
-return { expired, nextAt[2] or '' }
+local nextAt
+for k = 1, #KEYS do
+  local first = redis.call('ZRANGE', KEYS[k] .. ':pending-until', 0, 0, 'WITHSCORES')
+  if #first > 0 and (not nextAt or tonumber(first[2]) < tonumber(nextAt)) then nextAt = first[2] end
+end
+return { expired, nextAt or '' }
 `);
 
-/** ARGV: now, limit. Deletes the first \`limit\` finished runs whose expiresAt <= now. Returns how many. */
+/** KEYS: partition tags. ARGV: now, limit. Deletes the first \`limit\` finished runs whose expiresAt <= now (earliest first, ties by ID). Returns how many. */
 export const DELETE_EXPIRED_RUNS = script(`
 local now, limit = ARGV[1], tonumber(ARGV[2])
 local deleted = 0
 if limit <= 0 then return deleted end
-for _, id in ipairs(redis.call('ZRANGE', EXPIRING, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit)) do
+for _, due in ipairs(dueEntries(':expiring', now, limit)) do
+  usePartition(due.tag)
+  local id = due.id
   local run = hgetall(runKey(id))
   if run and not isActive(run.status) then
     redis.call('ZREM', historyKey(run.jobName, run.status), historyMember(run))

@@ -7,22 +7,33 @@
 import { batchable, script } from './lua-prelude.js';
 import { RUN_SCRIPTS } from './run-scripts.js';
 
-/** Records the layout version on first use and returns the stored one. */
+/**
+ * KEYS: the store-wide tag. ARGV: partitions. Records the key layout on first use: a
+ * store of one partition writes version 2 (every key under \`{prefix}\`, the layout
+ * from before partitions), one of several version 3 and the partition count.
+ * Returns { version, partitions } as stored ('1' when none is recorded).
+ */
 export const INIT = script(`
-local version = redis.call('GET', P .. ':version')
+local count = ARGV[1]
+local version = redis.call('GET', G .. ':version')
 if not version then
-  redis.call('SET', P .. ':version', ARGV[1])
-  redis.call('SET', READY_JOBS .. '-built', '1')
-  return ARGV[1]
+  if count == '1' then
+    redis.call('SET', G .. ':version', '2')
+    redis.call('SET', READY_JOBS .. '-built', '1')
+  else
+    redis.call('SET', G .. ':version', '3')
+    redis.call('SET', G .. ':partitions', count)
+  end
+  return { redis.call('GET', G .. ':version'), count }
 end
 -- A prefix written before ready-jobs existed: index its jobs' claimable runs once.
-if version == ARGV[1] and redis.call('SETNX', READY_JOBS .. '-built', '1') == 1 then
+if version == '2' and redis.call('SETNX', READY_JOBS .. '-built', '1') == 1 then
   for _, name in ipairs(redis.call('ZRANGE', JOBS, 0, -1)) do
     local first = redis.call('ZRANGE', readyKey(name), 0, 0, 'WITHSCORES')
     if #first > 0 then redis.call('ZADD', READY_JOBS, first[2], name) end
   end
 end
-return version
+return { version, redis.call('GET', G .. ':partitions') or '1' }
 `);
 
 /** How many ARGV one job takes in `UPSERT_JOBS` (`upsertArgs` in codec.ts writes them). */
@@ -71,14 +82,23 @@ return jobReply(ARGV[1])
 `);
 
 /**
- * ARGV: after ('' for the first page), limit ('-1' for no limit). Jobs by name: the
- * set's members all score 0, so its lexical order is the names' byte order.
+ * KEYS: partition tags. ARGV: after ('' for the first page), limit. The first \`limit\`
+ * jobs by name across the partitions: each jobs set's members all score 0, so its
+ * lexical order is the names' byte order.
  */
 export const LIST_JOBS = script(`
-local after, limit = ARGV[1], ARGV[2]
+local after, limit = ARGV[1], tonumber(ARGV[2])
+local names = {}
+for k = 1, #KEYS do
+  for _, name in ipairs(redis.call('ZRANGE', KEYS[k] .. ':jobs', after == '' and '-' or '(' .. after, '+', 'BYLEX', 'LIMIT', 0, limit)) do
+    names[#names + 1] = { name = name, tag = KEYS[k] }
+  end
+end
+if #KEYS > 1 then table.sort(names, function(a, b) return before(a.name, b.name) end) end
 local jobs = {}
-for _, name in ipairs(redis.call('ZRANGE', JOBS, after == '' and '-' or '(' .. after, '+', 'BYLEX', 'LIMIT', 0, limit)) do
-  if redis.call('EXISTS', jobKey(name)) == 1 then table.insert(jobs, jobReply(name)) end
+for i = 1, math.min(limit, #names) do
+  usePartition(names[i].tag)
+  if redis.call('EXISTS', jobKey(names[i].name)) == 1 then table.insert(jobs, jobReply(names[i].name)) end
 end
 return jobs
 `);
@@ -215,50 +235,65 @@ return { 'created', jobReply(name), flat(insertRun(ARGV, 6, now)) }
 `);
 
 /**
- * ARGV: now, limit, jobName... The first \`limit\` claimable runs with \`readyAt <=
- * now\` across those jobs, in claim order (compareReadyOrder: the ready sets order
- * readyAt ties by scheduledAt, then ID), and the earliest later \`readyAt\` ('' when
- * none). Reads at most \`limit\` entries per job and decodes at most \`limit\` runs.
+ * KEYS: partition tags. ARGV: now, limit, then per tag the number of its job names
+ * and the names. The first \`limit\` claimable runs with \`readyAt <= now\` across
+ * those jobs, in claim order (compareReadyOrder: the ready sets order readyAt ties by
+ * scheduledAt, then ID), and the earliest later \`readyAt\` ('' when none). Reads at
+ * most \`limit\` entries per job and decodes at most \`limit\` runs.
  */
 export const FIND_READY_RUNS = script(`
 local now, limit = ARGV[1], tonumber(ARGV[2])
 local candidates, nextReadyAt = {}, nil
-for i = 3, #ARGV do
-  local key = readyKey(ARGV[i])
-  if limit > 0 then
-    local ready = redis.call('ZRANGE', key, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit, 'WITHSCORES')
-    for j = 1, #ready, 2 do table.insert(candidates, { member = ready[j], readyAt = tonumber(ready[j + 1]) }) end
+local i = 3
+for k = 1, #KEYS do
+  usePartition(KEYS[k])
+  local names = tonumber(ARGV[i])
+  for n = i + 1, i + names do
+    local key = readyKey(ARGV[n])
+    if limit > 0 then
+      local ready = redis.call('ZRANGE', key, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit, 'WITHSCORES')
+      for j = 1, #ready, 2 do table.insert(candidates, { member = ready[j], readyAt = tonumber(ready[j + 1]), tag = P }) end
+    end
+    local later = redis.call('ZRANGE', key, '(' .. now, '+inf', 'BYSCORE', 'LIMIT', 0, 1, 'WITHSCORES')
+    if #later > 0 and (nextReadyAt == nil or tonumber(later[2]) < tonumber(nextReadyAt)) then nextReadyAt = later[2] end
   end
-  local later = redis.call('ZRANGE', key, '(' .. now, '+inf', 'BYSCORE', 'LIMIT', 0, 1, 'WITHSCORES')
-  if #later > 0 and (nextReadyAt == nil or tonumber(later[2]) < tonumber(nextReadyAt)) then nextReadyAt = later[2] end
+  i = i + names + 1
 end
 table.sort(candidates, function(a, b)
   if a.readyAt ~= b.readyAt then return a.readyAt < b.readyAt end
   return before(a.member, b.member)
 end)
 local runs = {}
-for i = 1, math.min(limit, #candidates) do
-  local run = runReply(readyMemberId(candidates[i].member))
+for c = 1, math.min(limit, #candidates) do
+  usePartition(candidates[c].tag)
+  local run = runReply(readyMemberId(candidates[c].member))
   if #run > 0 then table.insert(runs, run) end
 end
 return { runs, nextReadyAt or '' }
 `);
 
 /**
- * ARGV: now, max. The jobs that have claimable runs, with their earliest readyAt:
+ * KEYS: partition tags. ARGV: now, max. The jobs that have claimable runs, with their earliest readyAt:
  * { name, readyAt, ... }, or false when more than max jobs have some (the caller
  * sends its names instead). Entries due by now are corrected first (their job's
  * earliest readyAt, or removed when it has none left), so what it returns as ready is.
  */
 export const FIND_READY_JOBS = script(`
 local now, max = ARGV[1], tonumber(ARGV[2])
-if redis.call('ZCARD', READY_JOBS) > max then return false end
-for _, name in ipairs(redis.call('ZRANGE', READY_JOBS, '-inf', now, 'BYSCORE')) do
-  local first = redis.call('ZRANGE', readyKey(name), 0, 0, 'WITHSCORES')
-  if #first == 0 then redis.call('ZREM', READY_JOBS, name)
-  else redis.call('ZADD', READY_JOBS, first[2], name) end
+local total = 0
+for k = 1, #KEYS do total = total + redis.call('ZCARD', KEYS[k] .. ':ready-jobs') end
+if total > max then return false end
+local out = {}
+for k = 1, #KEYS do
+  usePartition(KEYS[k])
+  for _, name in ipairs(redis.call('ZRANGE', READY_JOBS, '-inf', now, 'BYSCORE')) do
+    local first = redis.call('ZRANGE', readyKey(name), 0, 0, 'WITHSCORES')
+    if #first == 0 then redis.call('ZREM', READY_JOBS, name)
+    else redis.call('ZADD', READY_JOBS, first[2], name) end
+  end
+  for _, entry in ipairs(redis.call('ZRANGE', READY_JOBS, 0, -1, 'WITHSCORES')) do out[#out + 1] = entry end
 end
-return redis.call('ZRANGE', READY_JOBS, 0, -1, 'WITHSCORES')
+return out
 `);
 
 /** ARGV: jobName. Every run of the job, in one consistent read. */
@@ -271,27 +306,37 @@ end
 return runs
 `);
 
-/** ARGV: job names. Every run of each job, in one consistent read (`listRunsOfJobs`: `listJobs()`'s active runs, the dashboard's jobs page; the store filters by status). */
+/**
+ * KEYS: partition tags. ARGV: per tag the number of its job names and the names.
+ * Every run of each job, in one consistent read (\`listRunsOfJobs\`: \`listJobs()\`'s
+ * active runs, the dashboard's jobs page; the store filters by status).
+ */
 export const LIST_RUNS_OF_JOBS = script(`
 local runs = {}
-for _, name in ipairs(ARGV) do
-  for _, id in ipairs(redis.call('SMEMBERS', runsKey(name))) do
-    local run = runReply(id)
-    if #run > 0 then table.insert(runs, run) end
+local i = 1
+for k = 1, #KEYS do
+  usePartition(KEYS[k])
+  local names = tonumber(ARGV[i])
+  for n = i + 1, i + names do
+    for _, id in ipairs(redis.call('SMEMBERS', runsKey(ARGV[n]))) do
+      local run = runReply(id)
+      if #run > 0 then table.insert(runs, run) end
+    end
   end
+  i = i + names + 1
 end
 return runs
 `);
 
-/** Publishes a flush marker (`NotificationFlush`) on the channel, from the node that runs the store's scripts. */
+/** KEYS: the store-wide tag. Publishes a flush marker (`NotificationFlush`) on the channel. */
 export const FLUSH = script(`
 redis.call('PUBLISH', EVENTS, ARGV[1])
 return 1
 `);
 
-/** The identity of the data under the prefix (`Store.identity`): made from ARGV[1] when absent. */
+/** KEYS: the store-wide tag. The identity of the data under the prefix (`Store.identity`): made from ARGV[1] when absent. */
 export const IDENTITY = script(`
-local key = P .. ':identity'
+local key = G .. ':identity'
 local identity = redis.call('GET', key)
 if identity then return identity end
 redis.call('SET', key, ARGV[1])

@@ -20,6 +20,8 @@ export type SubscriptionState = 'connecting' | 'subscribed' | 'off';
 
 export class NotificationFlush {
   readonly #send: (marker: string) => Promise<unknown>;
+  /** How many times `send` publishes each marker (once per server that publishes notifications). */
+  readonly #copies: number;
   #state: SubscriptionState = 'off';
   /** Flushes waiting for the subscription. */
   readonly #onSubscribed = new Set<() => void>();
@@ -28,9 +30,15 @@ export class NotificationFlush {
   /** A flush not sent yet: calls that ask for one in the same turn share it. */
   #next: Promise<void> | undefined;
 
-  /** `send` publishes a marker on the channel, through the connection the store's writes take. */
-  constructor(send: (marker: string) => Promise<unknown>) {
+  /**
+   * `send` publishes a marker on the channel, through the connection the store's
+   * writes take; `copies` times when the store's notifications leave from several
+   * servers (a Redis Cluster: once from each, as each server keeps only its own
+   * messages in order), and the flush waits for every copy.
+   */
+  constructor(send: (marker: string) => Promise<unknown>, copies = 1) {
     this.#send = send;
+    this.#copies = copies;
   }
 
   /** The subscription: `connecting` (flushes wait for it), `subscribed`, or `off` (nobody listens: flushes resolve at once). */
@@ -80,7 +88,13 @@ export class NotificationFlush {
         if (ready !== undefined) this.#onSubscribed.delete(ready);
       }
       if (this.#state !== 'subscribed') return;
-      const arrived = new Promise<void>((resolve) => this.#markers.set(id, resolve));
+      let missing = this.#copies;
+      const arrived = new Promise<void>((resolve) =>
+        this.#markers.set(id, () => {
+          missing -= 1;
+          if (missing <= 0) resolve();
+        }),
+      );
       await this.#send(`${MARKER_PREFIX}${JSON.stringify(id)}}`);
       await Promise.race([arrived, expired]);
     } catch {

@@ -212,7 +212,7 @@ async function prepare(reference: Store, step: Exclude<Op, { kind: 'advance' }>,
       const current = await reference.getJob(name);
       const expectedCursor = (current?.cursor ?? T0) - (step.stale ? 1 : 0);
       const at = (current?.cursor ?? T0) + step.minutes * 60_000;
-      const run = { id: `${name}.${at / 1000}`, jobName: name, scheduledAt: at, trigger: 'schedule' as const, readyAt: Math.max(now, at) };
+      const run = { id: `${name}.${at}`, jobName: name, scheduledAt: at, trigger: 'schedule' as const, readyAt: Math.max(now, at) };
       return (store) => store.scheduleRun(step.withRun ? { jobName: name, expectedCursor, cursor: at, run, now } : { jobName: name, expectedCursor, cursor: at, now });
     }
     case 'manual': {

@@ -14,7 +14,7 @@ import { expect } from 'vitest';
 import { Scheduler } from '../../src/index.js';
 import type { Store } from '../../src/store.js';
 import { FakeClock } from '../../src/testing/index.js';
-import { DATABASE_URL, REDIS_URL, deleteRedisKeys, requireServer, uniqueNamespace } from './servers.js';
+import { DATABASE_URL, REDIS_URL, deleteRedisKeys, redisKeyPattern, requireServer, uniqueNamespace } from './servers.js';
 
 export type StoreKind = 'memory' | 'redis' | 'postgres';
 
@@ -90,7 +90,7 @@ export const EVERY_STORE: readonly StoreUnderTest[] = [
         const keys: string[] = [];
         let cursor = '0';
         do {
-          const [next, found] = await admin().scan(cursor, 'MATCH', `*{${prefix}}*`, 'COUNT', 500);
+          const [next, found] = await admin().scan(cursor, 'MATCH', redisKeyPattern(prefix), 'COUNT', 500);
           keys.push(...found);
           cursor = next;
         } while (cursor !== '0');

@@ -7,7 +7,8 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisStore } from '../../adapters/redis/index.js';
-import type { Store, StoreNotification } from '../../src/store.js';
+import { partitionTag } from '../../adapters/redis/key-layout.js';
+import { partitionOf, type Store, type StoreNotification } from '../../src/store.js';
 import { REDIS_URL, deleteRedisKeys, requireServer, uniqueNamespace } from './servers.js';
 
 const up = await requireServer('redis');
@@ -140,7 +141,7 @@ describe.skipIf(!up)('RedisStore call batching', () => {
       const ids = ['a.1', 'a.2', 'a.3'];
       for (const id of ids) await store.createRun({ now: T0, run: { id, jobName: 'a', scheduledAt: T0, trigger: 'manual', readyAt: T0 } });
       // A run key of the wrong type: HGETALL fails inside the claim script.
-      await admin.set(`{${prefix}}:run:a.bad`, 'not a hash');
+      await admin.set(`${partitionTag(prefix, partitionOf('a', store.partitions), store.partitions)}:run:a.bad`, 'not a hash');
       evals.length = 0;
       const results = await Promise.allSettled(
         ['a.1', 'a.bad', 'a.2', 'a.missing', 'a.3'].map((id) => store.claimRun({ runId: id, owner: 'x', now: T0, leaseUntil: T0 + MINUTE })),

@@ -8,8 +8,9 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { MemoryStore } from '../../adapters/memory/index.js';
 import { RedisLock, RedisStore } from '../../adapters/redis/index.js';
 import { ValidationError } from '../../src/errors.js';
-import { UPSERT_BATCH, type JobSpec, type JsonValue, type Store, type StoreNotification, type UpsertJobInput, type UpsertJobResult } from '../../src/store.js';
+import { partitionOf, UPSERT_BATCH, type JobSpec, type JsonValue, type Store, type StoreNotification, type UpsertJobInput, type UpsertJobResult } from '../../src/store.js';
 import { storeConformance } from '../../src/testing/conformance/index.js';
+import { partitionTag } from '../../adapters/redis/key-layout.js';
 import { REDIS_URL, deleteRedisKeys, requireServer, uniqueNamespace } from './servers.js';
 
 const up = await requireServer('redis');
@@ -50,9 +51,10 @@ describe.skipIf(!up)('RedisStore', () => {
     },
   });
 
-  async function withStore(test: (store: RedisStore, prefix: string) => Promise<void>, client?: Redis): Promise<void> {
+  async function withStore(test: (store: RedisStore, prefix: string) => Promise<void>, client?: Redis, partitions?: number): Promise<void> {
     const prefix = uniqueNamespace('tw');
-    const store = client === undefined ? new RedisStore({ url: REDIS_URL, prefix }) : new RedisStore({ client, prefix });
+    const options = { prefix, ...(partitions === undefined ? {} : { partitions }) };
+    const store = client === undefined ? new RedisStore({ url: REDIS_URL, ...options }) : new RedisStore({ client, ...options });
     await store.init();
     try {
       await test(store, prefix);
@@ -151,7 +153,7 @@ describe.skipIf(!up)('RedisStore', () => {
         }, { timeout: 5_000, interval: 50 });
         await store.createRun({ run: { id: 'a.manual.k', jobName: 'a', scheduledAt: T0, trigger: 'manual', readyAt: T0 }, now: T0 });
         expect((await store.getRun('a.manual.k'))?.status).toBe('pending');
-        expect(await admin.exists(`app:{${prefix}}:run:a.manual.k`)).toBe(1);
+        expect(await admin.exists(`app:${partitionTag(prefix, partitionOf('a', store.partitions), store.partitions)}:run:a.manual.k`)).toBe(1);
       } finally {
         unwatch();
         await store.close();
@@ -287,7 +289,8 @@ describe.skipIf(!up)('RedisStore', () => {
       monitor.on('monitor', (_time: string, args: string[]) => {
         // args: command, sha (or script), numkeys, KEYS[1], ...
         const command = args[0]?.toLowerCase();
-        if ((command === 'evalsha' || command === 'eval') && args[3] === `{${prefix}}`) calls.push(command);
+        const tag = args[3] ?? '';
+        if ((command === 'evalsha' || command === 'eval') && (tag === `{${prefix}}` || tag.startsWith(`{${prefix}/`))) calls.push(command);
         if (command === 'get' && args[1] === sentinel) done = true;
       });
       try {
@@ -315,7 +318,7 @@ describe.skipIf(!up)('RedisStore', () => {
       }
     }
 
-    it('upserts 500 new and existing jobs in one script call, as 500 single upserts would', async () => {
+    it('upserts 500 new and existing jobs in one script call per partition, as 500 single upserts would', async () => {
       // 250 existing jobs, some suspended, some with backfills or a moved cursor.
       const seeds: UpsertJobInput[] = Array.from({ length: 250 }, (_, i) => ({
         spec: variant(`job.${i}`, i),
@@ -369,12 +372,17 @@ describe.skipIf(!up)('RedisStore', () => {
           const calls = await scriptCalls(prefix, async () => {
             batch = await store.upsertJobs(inputs);
           });
-          expect(calls).toEqual(['evalsha']);
+          const partitions = new Set(inputs.map((input) => partitionOf(input.spec.name, store.partitions)));
+          expect(partitions.size).toBeGreaterThan(1);
+          expect(calls).toEqual([...partitions].map(() => 'evalsha'));
           expect(batch).toEqual(singles);
           expect(batch.map((r) => r.job.name)).toEqual(inputs.map((input) => input.spec.name));
           expect(batch.filter((r) => r.created)).toHaveLength(249);
           expect(await store.listJobs()).toEqual(singleJobs);
-          await vi.waitFor(() => expect(seen).toEqual(inputs.map((input) => input.spec.name)), { timeout: 5_000 });
+          // In order within each partition (each partition's jobs are one script call).
+          const byPartition = (names: readonly string[]): string[][] =>
+            [...partitions].map((p) => names.filter((name) => partitionOf(name, store.partitions) === p));
+          await vi.waitFor(() => expect(byPartition(seen)).toEqual(byPartition(inputs.map((input) => input.spec.name))), { timeout: 5_000 });
         } finally {
           unwatch();
         }
@@ -393,7 +401,7 @@ describe.skipIf(!up)('RedisStore', () => {
           inputs.map((input, i) => [input.spec.name, i < 600, T0 + (i % 600)]),
         );
         expect(await store.getJob('job.0')).toEqual(results[600]?.job);
-      }));
+      }, undefined, 1));
   });
 
   describe('findReadyRuns', () => {

@@ -41,12 +41,19 @@ export function uniqueNamespace(prefix: string): string {
   return `${prefix}_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
 }
 
+/**
+ * The SCAN pattern of every key of a store's prefix: under `{prefix}` and under its
+ * partitions' tags `{prefix/p<i>.<n>}`, behind an ioredis `keyPrefix` too.
+ */
+export function redisKeyPattern(prefix: string): string {
+  return `*{${prefix}[}/]*`;
+}
+
 /** Deletes every key of a store's prefix on one Redis server (SCAN, never KEYS). */
 export async function deleteRedisKeys(client: Redis, prefix: string): Promise<void> {
   let cursor = '0';
   do {
-    // `*{prefix}*` also matches keys behind an ioredis `keyPrefix`.
-    const [next, keys] = await client.scan(cursor, 'MATCH', `*{${prefix}}*`, 'COUNT', 500);
+    const [next, keys] = await client.scan(cursor, 'MATCH', redisKeyPattern(prefix), 'COUNT', 500);
     cursor = next;
     if (keys.length > 0) await client.del(...keys);
   } while (cursor !== '0');

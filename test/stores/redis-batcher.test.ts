@@ -12,18 +12,19 @@ const FINISH: BatchableScript = { lua: 'finish', batch: 'finish-batch' };
 
 interface Sent {
   readonly lua: string;
+  readonly keys: readonly string[];
   readonly args: readonly string[];
   answer(reply: unknown): void;
   fail(error: unknown): void;
 }
 
-/** The calls of a batch's ARGV (each call's count, then its arguments). */
+/** The calls of a batch's ARGV (each call's tag index, count, then its arguments). */
 function callsOf(args: readonly string[]): string[][] {
   const calls: string[][] = [];
   for (let i = 0; i < args.length; ) {
-    const argc = Number(args[i]);
-    calls.push(args.slice(i + 1, i + 1 + argc));
-    i += argc + 1;
+    const argc = Number(args[i + 1]);
+    calls.push(args.slice(i + 2, i + 2 + argc));
+    i += argc + 2;
   }
   return calls;
 }
@@ -38,9 +39,9 @@ function fakeServer(options: Omit<ScriptBatcherOptions, 'run'> = {}): { batcher:
   const sent: Sent[] = [];
   const batcher = new ScriptBatcher({
     ...options,
-    run: (lua, args) =>
+    run: (lua, keys, args) =>
       new Promise((resolve, reject) => {
-        sent.push({ lua, args, answer: resolve, fail: reject });
+        sent.push({ lua, keys, args, answer: resolve, fail: reject });
       }),
   });
   return { batcher, sent };
@@ -52,13 +53,31 @@ async function settle(): Promise<void> {
 }
 
 describe('ScriptBatcher', () => {
-  it('lays out a batch as each call’s argument count, then its arguments', () => {
-    expect(batchArgs([['a', 'b'], [], ['c']])).toEqual(['2', 'a', 'b', '0', '1', 'c']);
+  it('lays out a batch as each call’s tag (its index in KEYS), argument count, then its arguments', () => {
+    const calls = [{ tag: 'x', args: ['a', 'b'] }, { tag: 'y', args: [] }, { tag: 'x', args: ['c'] }];
+    expect(batchArgs(calls)).toEqual({ keys: ['x', 'y'], args: ['1', '2', 'a', 'b', '2', '0', '1', '1', 'c'] });
+  });
+
+  it('batches calls of several partitions together on a single Redis, and each partition apart on a cluster', async () => {
+    for (const lanePerTag of [false, true]) {
+      const { batcher, sent } = fakeServer({ maxInFlight: 1, lanePerTag });
+      const calls = [batcher.call(CLAIM, 'x', ['1']), batcher.call(CLAIM, 'y', ['2']), batcher.call(CLAIM, 'x', ['3'])];
+      await settle();
+      const expected = lanePerTag
+        ? [
+            ['claim-batch', ['x'], ['1', '1', '1', '1', '1', '3']],
+            ['claim', ['y'], ['2']],
+          ]
+        : [['claim-batch', ['x', 'y'], ['1', '1', '1', '2', '1', '2', '1', '1', '3']]];
+      expect(sent.map((s) => [s.lua, s.keys, s.args])).toEqual(expected);
+      for (const s of sent) echo(s);
+      expect((await Promise.all(calls)).map((reply) => (reply as string[])[1])).toEqual(['1', '2', '3']);
+    }
   });
 
   it('sends a lone call at once, as the plain script, without waiting for anything', async () => {
     const { batcher, sent } = fakeServer();
-    const reply = batcher.call(CLAIM, ['run-1', 'a']);
+    const reply = batcher.call(CLAIM, 't', ['run-1', 'a']);
     await Promise.resolve();
     expect(sent.map((s) => [s.lua, s.args])).toEqual([['claim', ['run-1', 'a']]]);
     echo(sent[0]!);
@@ -67,36 +86,36 @@ describe('ScriptBatcher', () => {
 
   it('sends calls made in the same tick together, and maps each reply back to its caller', async () => {
     const { batcher, sent } = fakeServer();
-    const replies = [batcher.call(CLAIM, ['r1']), batcher.call(CLAIM, ['r2', 'x']), batcher.call(CLAIM, [])];
+    const replies = [batcher.call(CLAIM, 't', ['r1']), batcher.call(CLAIM, 't', ['r2', 'x']), batcher.call(CLAIM, 't', [])];
     await settle();
-    expect(sent.map((s) => [s.lua, s.args])).toEqual([['claim-batch', ['1', 'r1', '2', 'r2', 'x', '0']]]);
+    expect(sent.map((s) => [s.lua, s.args])).toEqual([['claim-batch', ['1', '1', 'r1', '1', '2', 'r2', 'x', '1', '0']]]);
     echo(sent[0]!);
     expect(await Promise.all(replies)).toEqual([['claim-batch', 'r1'], ['claim-batch', 'r2', 'x'], ['claim-batch']]);
   });
 
   it('queues calls while the lane is busy and sends them as one batch when an invocation returns', async () => {
     const { batcher, sent } = fakeServer({ maxInFlight: 1 });
-    const first = batcher.call(CLAIM, ['r1']);
+    const first = batcher.call(CLAIM, 't', ['r1']);
     await settle();
-    const later = [2, 3, 4].map((n) => batcher.call(CLAIM, [`r${n}`]));
+    const later = [2, 3, 4].map((n) => batcher.call(CLAIM, 't', [`r${n}`]));
     await settle();
     expect(sent).toHaveLength(1);
     echo(sent[0]!);
     await first;
     await settle();
-    expect(sent.map((s) => s.args)).toEqual([['r1'], ['1', 'r2', '1', 'r3', '1', 'r4']]);
+    expect(sent.map((s) => s.args)).toEqual([['r1'], ['1', '1', 'r2', '1', '1', 'r3', '1', '1', 'r4']]);
     echo(sent[1]!);
     expect(await Promise.all(later)).toEqual([2, 3, 4].map((n) => ['claim-batch', `r${n}`]));
   });
 
   it('keeps up to maxInFlight invocations per lane, and lanes apart', async () => {
     const { batcher, sent } = fakeServer({ maxInFlight: 2 });
-    void batcher.call(CLAIM, ['r1']);
+    void batcher.call(CLAIM, 't', ['r1']);
     await settle();
-    void batcher.call(CLAIM, ['r2']);
-    void batcher.call(FINISH, ['r1']);
+    void batcher.call(CLAIM, 't', ['r2']);
+    void batcher.call(FINISH, 't', ['r1']);
     await settle();
-    void batcher.call(CLAIM, ['r3']);
+    void batcher.call(CLAIM, 't', ['r3']);
     await settle();
     expect(sent.map((s) => [s.lua, s.args])).toEqual([
       ['claim', ['r1']],
@@ -106,18 +125,18 @@ describe('ScriptBatcher', () => {
   });
 
   it('bounds a batch by maxCalls and maxArgs, oldest calls first', async () => {
-    const { batcher, sent } = fakeServer({ maxInFlight: 1, maxCalls: 3, maxArgs: 7 });
-    void batcher.call(CLAIM, ['r0']);
+    const { batcher, sent } = fakeServer({ maxInFlight: 1, maxCalls: 3, maxArgs: 9 });
+    void batcher.call(CLAIM, 't', ['r0']);
     await settle();
-    for (let n = 1; n <= 5; n += 1) void batcher.call(CLAIM, [`r${n}`]);
-    void batcher.call(CLAIM, ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']); // alone over maxArgs: still sent, alone
+    for (let n = 1; n <= 5; n += 1) void batcher.call(CLAIM, 't', [`r${n}`]);
+    void batcher.call(CLAIM, 't', ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']); // alone over maxArgs: still sent, alone
     echo(sent[0]!);
     await settle();
-    expect(sent.at(-1)!.args).toEqual(['1', 'r1', '1', 'r2', '1', 'r3']);
+    expect(sent.at(-1)!.args).toEqual(['1', '1', 'r1', '1', '1', 'r2', '1', '1', 'r3']);
     echo(sent.at(-1)!);
     await settle();
-    // Two more calls fit the arguments bound (2 + 2), the long one does not.
-    expect(sent.at(-1)!.args).toEqual(['1', 'r4', '1', 'r5']);
+    // Two more calls fit the arguments bound (3 + 3), the long one does not.
+    expect(sent.at(-1)!.args).toEqual(['1', '1', 'r4', '1', '1', 'r5']);
     echo(sent.at(-1)!);
     await settle();
     expect(sent.at(-1)!.lua).toBe('claim');
@@ -126,7 +145,7 @@ describe('ScriptBatcher', () => {
 
   it('rejects only the call whose reply is an error', async () => {
     const { batcher, sent } = fakeServer();
-    const replies = ['r1', 'r2', 'r3'].map((id) => batcher.call(CLAIM, [id]));
+    const replies = ['r1', 'r2', 'r3'].map((id) => batcher.call(CLAIM, 't', [id]));
     await settle();
     const error = new Error('WRONGTYPE Operation against a key holding the wrong kind of value');
     sent[0]!.answer([null, error, ['ok']]);
@@ -140,7 +159,7 @@ describe('ScriptBatcher', () => {
 
   it('gives every caller of a batch the error of the invocation, and sends nothing again', async () => {
     const { batcher, sent } = fakeServer();
-    const replies = ['r1', 'r2'].map((id) => batcher.call(CLAIM, [id]));
+    const replies = ['r1', 'r2'].map((id) => batcher.call(CLAIM, 't', [id]));
     await settle();
     const error = new Error('Connection is closed.');
     sent[0]!.fail(error);
@@ -151,7 +170,7 @@ describe('ScriptBatcher', () => {
 
   it('rejects every caller of a batch whose reply does not have one entry per call', async () => {
     const { batcher, sent } = fakeServer();
-    const replies = ['r1', 'r2'].map((id) => batcher.call(CLAIM, [id]));
+    const replies = ['r1', 'r2'].map((id) => batcher.call(CLAIM, 't', [id]));
     await settle();
     sent[0]!.answer([['only one']]);
     const results = await Promise.allSettled(replies);
@@ -160,9 +179,9 @@ describe('ScriptBatcher', () => {
 
   it('sends the next batch after a failed one', async () => {
     const { batcher, sent } = fakeServer({ maxInFlight: 1 });
-    const first = batcher.call(CLAIM, ['r1']);
+    const first = batcher.call(CLAIM, 't', ['r1']);
     await settle();
-    const second = batcher.call(CLAIM, ['r2']);
+    const second = batcher.call(CLAIM, 't', ['r2']);
     sent[0]!.fail(new Error('boom'));
     await expect(first).rejects.toThrow('boom');
     await settle();

@@ -1,0 +1,179 @@
+/**
+ * The store's calls that span partitions: reads over several jobs (ready runs, job
+ * pages, runs of jobs) and the three sweeps (expired leases, pending timeouts,
+ * history TTL). Their scripts take several partition tags as KEYS. A single Redis
+ * runs such a script once for every partition (it does not check slots), so these
+ * calls cost what they cost before partitions; a cluster refuses keys of several
+ * slots in one script (CROSSSLOT), so there each partition gets its own call and the
+ * replies are merged here.
+ *
+ * The sweeps promise "at most `limit`, earliest first" across the whole store. On a
+ * cluster they first read each partition's earliest due entries (plain sorted-set
+ * reads), pick the store-wide first `limit`, and then sweep each partition for its
+ * share only. Atomic per run, as the contract asks; not across partitions.
+ */
+import { LEASE_EXPIRED_ERROR, PENDING_TIMEOUT_ERROR, type ExpireInput, type ExpirePendingRunsResult, type RecoverExpiredRunsInput, type RunRecord } from '../../src/store.js';
+import { asArray, asString, decodeRuns, encodeError, num } from './codec.js';
+import type { RunScript } from './batcher.js';
+import type { RedisClient } from './connection.js';
+import type { KeyLayout } from './key-layout.js';
+import * as runLua from './run-scripts.js';
+
+/** A due entry of a sweep's sorted set on a cluster: which partition, when, and its tie-breaks. */
+interface Due {
+  readonly tag: string;
+  readonly at: number;
+  readonly id: string;
+  /** An index lease's index; -1 for a plain run's (which comes first on a tie). */
+  readonly index: number;
+}
+
+/** Byte order, as the scripts compare IDs (ASCII). */
+function byBytes(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function dueOrder(a: Due, b: Due): number {
+  return a.at - b.at || byBytes(a.id, b.id) || a.index - b.index;
+}
+
+/** Script limits must be whole, non-negative numbers. */
+export function count(limit: number): string {
+  return num(Number.isFinite(limit) ? Math.max(0, Math.floor(limit)) : 1_000_000_000);
+}
+
+export class PartitionCalls {
+  readonly #layout: KeyLayout;
+  readonly #client: RedisClient;
+  readonly #run: RunScript;
+  /** One call per partition (a cluster), or one for all of them (a single Redis). */
+  readonly perPartition: boolean;
+
+  constructor(layout: KeyLayout, client: RedisClient, run: RunScript) {
+    this.#layout = layout;
+    this.#client = client;
+    this.#run = run;
+    this.perPartition = client.isCluster && !layout.single;
+  }
+
+  /** Items by the tag of their job (`tagOf`), in order of first appearance. */
+  group<T>(items: Iterable<T>, tagOf: (item: T) => string): Map<string, T[]> {
+    const groups = new Map<string, T[]>();
+    for (const item of items) {
+      const tag = tagOf(item);
+      const group = groups.get(tag);
+      if (group === undefined) groups.set(tag, [item]);
+      else group.push(item);
+    }
+    return groups;
+  }
+
+  /** `script` over `groups` (tag → job names): ARGV `head`, then per tag its count and names. One reply per call made. */
+  grouped(script: string, head: readonly string[], groups: ReadonlyMap<string, readonly string[]>): Promise<unknown[]> {
+    const argsOf = (names: readonly string[]): string[] => [String(names.length), ...names];
+    if (!this.perPartition) {
+      return this.#run(script, [...groups.keys()], [...head, ...[...groups.values()].flatMap(argsOf)]).then((reply) => [reply]);
+    }
+    return Promise.all([...groups].map(([tag, names]) => this.#run(script, [tag], [...head, ...argsOf(names)])));
+  }
+
+  /** `script` with `args` over every partition. One reply per call made. */
+  everyPartition(script: string, args: readonly string[]): Promise<unknown[]> {
+    if (!this.perPartition) return this.#run(script, this.#layout.tags, args).then((reply) => [reply]);
+    return Promise.all(this.#layout.tags.map((tag) => this.#run(script, [tag], args)));
+  }
+
+  async recoverExpiredRuns(input: RecoverExpiredRunsInput): Promise<RunRecord[]> {
+    const args = (limit: number): string[] => [num(input.now), count(limit), encodeError(LEASE_EXPIRED_ERROR)];
+    if (!this.perPartition) return decodeRuns(await this.#run(runLua.RECOVER_EXPIRED_RUNS, this.#layout.tags, args(input.limit)));
+    const due = await this.#due(input.limit, async (tag, limit) => {
+      const [plain, indices] = await Promise.all(
+        [':running', ':running-indices'].map((set) => this.#client.zrange(`${tag}${set}`, '-inf', `(${input.now}`, 'BYSCORE', 'LIMIT', 0, limit, 'WITHSCORES')),
+      );
+      const entries: Due[] = [];
+      for (let i = 0; i + 1 < plain!.length; i += 2) entries.push({ tag, at: Number(plain![i + 1]), id: plain![i]!, index: -1 });
+      for (let i = 0; i + 1 < indices!.length; i += 2) {
+        const member = indices![i]!;
+        entries.push({ tag, at: Number(indices![i + 1]), id: member.slice(0, -11), index: Number(member.slice(-10)) });
+      }
+      return entries;
+    });
+    const shares = this.#shares(due);
+    const swept = new Map(
+      await Promise.all([...shares].map(async ([tag, share]) => [tag, decodeRuns(await this.#run(runLua.RECOVER_EXPIRED_RUNS, [tag], args(share)))] as const)),
+    );
+    return this.#inOrder(due, swept);
+  }
+
+  async expirePendingRuns(input: ExpireInput): Promise<ExpirePendingRunsResult> {
+    const args = (limit: number): string[] => [num(input.now), count(limit), encodeError(PENDING_TIMEOUT_ERROR)];
+    const decode = (reply: unknown): { runs: RunRecord[]; nextAt: string } => {
+      const [runs, nextAt] = asArray(reply, 'expirePendingRuns reply');
+      return { runs: decodeRuns(runs), nextAt: asString(nextAt, 'nextAt') };
+    };
+    let runs: RunRecord[];
+    let nextAts: string[];
+    if (!this.perPartition) {
+      const { runs: expired, nextAt } = decode(await this.#run(runLua.EXPIRE_PENDING_RUNS, this.#layout.tags, args(input.limit)));
+      runs = expired;
+      nextAts = [nextAt];
+    } else {
+      const due = await this.#due(input.limit, (tag, limit) => this.#scored(tag, ':pending-until', input.now, limit));
+      const shares = this.#shares(due);
+      // Every partition is asked, a share of 0 included: each knows its own next pendingUntil.
+      const replies = await Promise.all(
+        this.#layout.tags.map(async (tag) => [tag, decode(await this.#run(runLua.EXPIRE_PENDING_RUNS, [tag], args(shares.get(tag) ?? 0)))] as const),
+      );
+      runs = this.#inOrder(due, new Map(replies.map(([tag, reply]) => [tag, reply.runs])));
+      nextAts = replies.map(([, reply]) => reply.nextAt);
+    }
+    const next = nextAts.filter((at) => at !== '').map(Number);
+    return next.length === 0 ? { runs } : { runs, nextAt: Math.min(...next) };
+  }
+
+  async deleteExpiredRuns(input: ExpireInput): Promise<number> {
+    const args = (limit: number): string[] => [num(input.now), count(limit)];
+    if (!this.perPartition) return Number(await this.#run(runLua.DELETE_EXPIRED_RUNS, this.#layout.tags, args(input.limit)));
+    const due = await this.#due(input.limit, (tag, limit) => this.#scored(tag, ':expiring', input.now, limit));
+    const deleted = await Promise.all([...this.#shares(due)].map(([tag, share]) => this.#run(runLua.DELETE_EXPIRED_RUNS, [tag], args(share))));
+    return deleted.reduce<number>((sum, n) => sum + Number(n), 0);
+  }
+
+  /** The store-wide first `limit` due entries, each partition read for its own first `limit`. */
+  async #due(limit: number, read: (tag: string, limit: number) => Promise<Due[]>): Promise<Due[]> {
+    const n = Number(count(limit));
+    if (n === 0) return [];
+    const entries = (await Promise.all(this.#layout.tags.map((tag) => read(tag, n)))).flat();
+    return entries.sort(dueOrder).slice(0, n);
+  }
+
+  /** Entries of a sorted set scored up to `now` (inclusive). */
+  async #scored(tag: string, set: string, now: number, limit: number): Promise<Due[]> {
+    const reply = await this.#client.zrange(`${tag}${set}`, '-inf', num(now), 'BYSCORE', 'LIMIT', 0, limit, 'WITHSCORES');
+    const entries: Due[] = [];
+    for (let i = 0; i + 1 < reply.length; i += 2) entries.push({ tag, at: Number(reply[i + 1]), id: reply[i]!, index: -1 });
+    return entries;
+  }
+
+  /** How many of `due` each partition holds. */
+  #shares(due: readonly Due[]): Map<string, number> {
+    const shares = new Map<string, number>();
+    for (const entry of due) shares.set(entry.tag, (shares.get(entry.tag) ?? 0) + 1);
+    return shares;
+  }
+
+  /** Each partition's swept runs, merged in the store-wide order the due entries give (leftovers last). */
+  #inOrder(due: readonly Due[], swept: ReadonlyMap<string, readonly RunRecord[]>): RunRecord[] {
+    const next = new Map<string, number>();
+    const runs: RunRecord[] = [];
+    for (const { tag } of due) {
+      const at = next.get(tag) ?? 0;
+      const run = swept.get(tag)?.[at];
+      if (run === undefined) continue;
+      next.set(tag, at + 1);
+      runs.push(run);
+    }
+    for (const [tag, list] of swept) runs.push(...list.slice(next.get(tag) ?? 0));
+    return runs;
+  }
+}
