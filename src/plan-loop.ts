@@ -58,9 +58,8 @@ export class PlanLoop {
   /** Plans every job that is due. */
   readonly #waking: SerialTask;
   #stopped = true;
-  /** While `refreshLeases` runs: where a full load puts every record it reads, and whether it read them all. */
-  #readAll: JobRecord[] | undefined;
-  #readComplete = false;
+  /** While `refreshLeases` runs: where a full load puts every record it reads (`complete` once it read them all). */
+  #readAll: (JobRecord[] & { complete?: boolean }) | undefined;
 
   constructor(runtime: Runtime, lock: Lock) {
     this.#rt = runtime;
@@ -119,16 +118,11 @@ export class PlanLoop {
    * reads each job once).
    */
   async refreshLeases(): Promise<readonly JobRecord[] | undefined> {
-    if (this.#stopped) return undefined;
-    const read: JobRecord[] = [];
-    this.#readAll = read;
-    this.#readComplete = false;
-    try {
-      await this.#refresh();
-    } finally {
-      this.#readAll = undefined;
-    }
-    return this.#readComplete ? read : undefined;
+    this.#readAll = [];
+    await this.#refresh();
+    const read = this.#readAll;
+    this.#readAll = undefined;
+    return read?.complete === true ? read : undefined;
   }
 
   /**
@@ -363,7 +357,6 @@ export class PlanLoop {
     /** The jobs of `partitions`, each with its first due time, worked out as its page arrives (see below). */
     const loaded: { readonly record: JobRecord; readonly partition: number; readonly dueAt: number | undefined }[] = [];
     const readAll = poll ? undefined : this.#readAll;
-    this.#readComplete = false;
     for (let after: string | undefined; ; ) {
       const query: ListJobsQuery = after === undefined ? { limit: LIST_JOBS_PAGE } : { after, limit: LIST_JOBS_PAGE };
       const page = await io('listJobs', () => store.listJobs(query));
@@ -381,9 +374,9 @@ export class PlanLoop {
       // A short page is the last; a long one, a store that ignores the limit (it listed every job).
       if (page.length !== LIST_JOBS_PAGE) break;
       after = page[page.length - 1]?.name;
-      this.#drop(await this.#leases.renewDue());
+      if (this.#leases.renewalDue) this.#drop(await this.#leases.renew());
     }
-    this.#readComplete = readAll !== undefined;
+    if (readAll !== undefined) readAll.complete = true;
     const now = this.#rt.clock.now();
     if (poll) {
       const names = new Set(loaded.map(({ record }) => record.name));

@@ -18,14 +18,10 @@ import { UPSERT_BATCH, type JobRecord, type JobSpec, type RunRecord, type Schedu
 /** Above this many pending registrations, a sync reads every stored job first to skip the unchanged ones. */
 const LIST_BEFORE_SYNC = 64;
 
-/**
- * A queued sync; `jobs` is set when it is closed (another write was queued after it),
- * `stored` when the heartbeat read every stored job just before (see `sync`).
- */
+/** A queued sync; `jobs` is set when it is closed (another write was queued after it). */
 interface OpenSync {
   done: Promise<void>;
   jobs: NormalizedJob[] | undefined;
-  stored: readonly JobRecord[] | undefined;
 }
 
 export interface RegistrationEvents {
@@ -101,14 +97,11 @@ export class Registrations {
    * of many jobs compares with instead of reading them all again.
    */
   sync(stored?: readonly JobRecord[]): Promise<void> {
-    if (this.#openSync !== undefined) {
-      this.#openSync.stored ??= stored;
-      return this.#openSync.done;
-    }
-    const sync: OpenSync = { done: Promise.resolve(), jobs: undefined, stored };
+    if (this.#openSync !== undefined) return this.#openSync.done;
+    const sync: OpenSync = { done: Promise.resolve(), jobs: undefined };
     sync.done = this.#write(() => {
       if (this.#openSync === sync) this.#openSync = undefined;
-      return this.#syncNow(sync.jobs ?? this.#pendingJobs(), sync.stored);
+      return this.#syncNow(sync.jobs ?? this.#pendingJobs(), stored);
     });
     this.#openSync = sync;
     return sync.done;
