@@ -16,10 +16,14 @@
  *   connection) leaves each job either not yet moved or still listed: the next
  *   `init()` copies it again, which only rewrites the same values. Idempotent.
  * - It cannot be atomic across slots, so instances of the old layout must be stopped
- *   first: a write they make to a job already moved is lost.
+ *   first: a write they make to a job already moved is lost. An instance of the
+ *   single-tag layout that plans holds the lease `planner` (`{prefix}:lock:planner`,
+ *   deleted when it stops, expired by Redis a minute after its lease when it dies):
+ *   while that key exists the migration refuses to start (`StoreError`).
  * - The store-wide keys (version, identity, locks and lock tokens) stay where they are.
  */
 import { randomUUID } from 'node:crypto';
+import { StoreError } from '../../src/errors.js';
 import type { RedisClient } from './connection.js';
 import type { KeyLayout } from './key-layout.js';
 
@@ -57,6 +61,16 @@ export async function migrateLayout({ client, keys, partitions }: MigrationInput
   }
   try {
     if ((await client.get(`${old}:version`)) !== '2') return;
+    if ((await client.exists(`${old}:lock:planner`)) === 1) {
+      throw new StoreError(
+        'init',
+        new Error(
+          `an instance of the single-tag key layout (one partition) still plans on this prefix (it holds the lease ${old}:lock:planner); ` +
+            'stop every such instance before starting one of several partitions, which moves the prefix to the partitioned layout ' +
+            '(the lease of an instance that died expires a minute after its leaseMs), or pass partitions: 1 to keep the single-tag layout',
+        ),
+      );
+    }
     for (;;) {
       const names = await client.zrange(`${old}:jobs`, 0, PAGE - 1);
       if (names.length === 0) break;

@@ -113,6 +113,9 @@ export class RedisStore implements Store {
   readonly #closing = new Set<Promise<void>>();
   #lock: RedisLock | undefined;
   #closed = false;
+  /** Whether the key layout is known to be this store's (`init()`, or `#ready` before a first call). */
+  #checked = false;
+  #checking: Promise<void> | undefined;
 
   /**
    * @example new RedisStore({ client: new Redis(process.env.REDIS_URL) })
@@ -135,7 +138,7 @@ export class RedisStore implements Store {
     // Scripts publish on a channel named after KEYS[1], which ioredis gives the client's `keyPrefix`; channels it does not.
     this.#channel = `${this.#client.options.keyPrefix ?? ''}${this.#keys.global}:events`;
     this.#scripts = new ScriptRunner(this.#client);
-    const run = (script: string, keys: readonly string[], args: readonly string[]): Promise<unknown> => this.#scripts.run(script, keys, args);
+    const run = (script: string, keys: readonly string[], args: readonly string[]): Promise<unknown> => this.#script(script, keys, args);
     this.#calls = new PartitionCalls(this.#keys, this.#client, run);
     this.#batcher = new ScriptBatcher({ run, lanePerTag: this.#calls.perPartition });
     // Pub/sub keeps order per server: on a cluster the marker leaves from every partition's node, as notifications do.
@@ -152,8 +155,30 @@ export class RedisStore implements Store {
    */
   async init(): Promise<void> {
     await this.#scripts.load([...lua.STORE_SCRIPTS, ...LOCK_SCRIPTS]);
+    await this.#checkLayout(true);
+    this.#checked = true;
+  }
+
+  /**
+   * Before the first call of a store whose `init()` was not called (the CLI reads a
+   * store without starting a scheduler): the layout is checked as `init()` does, but
+   * never migrated, so that a store of another partition count fails instead of
+   * reading keys where nothing is.
+   */
+  #ready(): Promise<void> {
+    this.#checking ??= this.#checkLayout(false).then(
+      () => void (this.#checked = true),
+      (error: unknown) => {
+        this.#checking = undefined;
+        throw error;
+      },
+    );
+    return this.#checking;
+  }
+
+  async #checkLayout(migrate: boolean): Promise<void> {
     let [version, stored] = await this.#layout();
-    if (version === SINGLE_TAG_LAYOUT && this.partitions > 1) {
+    if (version === SINGLE_TAG_LAYOUT && this.partitions > 1 && migrate) {
       await migrateLayout({ client: this.#client, keys: this.#keys, partitions: this.partitions });
       [version, stored] = await this.#layout();
     }
@@ -165,7 +190,8 @@ export class RedisStore implements Store {
         'init',
         new Error(
           `prefix ${prefix} holds ${stored} partition(s) and this store was given partitions: ${this.partitions}; ` +
-            `every instance on a prefix must use the same count: pass partitions: ${stored}, or use a new prefix`,
+            `every instance on a prefix must use the same count: pass partitions: ${stored}, or use a new prefix` +
+            (version === SINGLE_TAG_LAYOUT ? ` (init() of a store of ${this.partitions} partitions moves it to them)` : ''),
         ),
       );
     }
@@ -174,7 +200,7 @@ export class RedisStore implements Store {
 
   /** The stored layout version and partition count (recorded on first use). */
   async #layout(): Promise<[string, string]> {
-    const [version, stored] = asArray(await this.#global(lua.INIT, [String(this.partitions)]), 'init reply');
+    const [version, stored] = asArray(await this.#scripts.run(lua.INIT, [this.#keys.global], [String(this.partitions)]), 'init reply');
     return [asString(version, 'version'), asString(stored, 'partitions')];
   }
 
@@ -411,6 +437,7 @@ export class RedisStore implements Store {
   }
 
   async getRun(id: string): Promise<RunRecord | undefined> {
+    if (!this.#checked) await this.#ready();
     const hash = await this.#client.hgetall(`${this.#keys.ofRun(id)}:run:${id}`);
     return decodeRunOrUndefined(Object.entries(hash).flat());
   }
@@ -439,6 +466,7 @@ export class RedisStore implements Store {
   }
 
   async listIndices(runId: string): Promise<readonly IndexRecord[]> {
+    if (!this.#checked) await this.#ready();
     const hash = await this.#client.hgetall(`${this.#keys.ofRun(runId)}:indices:${runId}`);
     return Object.entries(hash)
       .map(([index, record]) => decodeIndex(runId, index, record))
@@ -474,12 +502,18 @@ export class RedisStore implements Store {
 
   /** A script of the store as a whole, on the store-wide tag. */
   #global(script: string, args: readonly string[]): Promise<unknown> {
-    return this.#scripts.run(script, [this.#keys.global], args);
+    return this.#script(script, [this.#keys.global], args);
+  }
+
+  /** Every script call of the store, once its layout is known to be this store's (`#ready`). */
+  #script(script: string, keys: readonly string[], args: readonly string[]): Promise<unknown> {
+    if (this.#checked) return this.#scripts.run(script, keys, args);
+    return this.#ready().then(() => this.#scripts.run(script, keys, args));
   }
 
   /** A script on partition `tag`. */
   #on(tag: string, script: string, args: readonly string[]): Promise<unknown> {
-    return this.#scripts.run(script, [tag], args);
+    return this.#script(script, [tag], args);
   }
 
   /** A script on the partition of job `name`. */

@@ -45,7 +45,8 @@ export async function writeSingleTagLayout(client: Redis | Cluster, prefix: stri
       const fence = done?.index?.fence ?? done?.run.fence ?? 0;
       await store.finishAttempt({ runId: `${name}.manual.done`, owner: 'w', fence, now: T0 + i, outcome: { status: 'succeeded' }, ...index });
     }
-    await store.lock().acquire({ name: 'planner', owner: 'w', now: T0, leaseUntil: T0 + MINUTE });
+    // A lock other than the planner's (which would keep the migration from starting, see below).
+    await store.lock().acquire({ name: 'planner-member/1:w', owner: 'w', now: T0, leaseUntil: T0 + MINUTE });
   } finally {
     await store.close();
   }
@@ -57,7 +58,7 @@ async function readBack(store: Store): Promise<unknown> {
   const runs = await Promise.all(names.map((name) => store.listRuns({ jobName: name })));
   const indices = await Promise.all(runs.flat().map((run) => store.listIndices(run.id)));
   const ready = await store.findReadyRuns({ jobNames: new Set(names), now: T0, limit: 1_000 });
-  const lock = await (store as RedisStore).lock().list?.({ prefix: 'planner', now: T0 });
+  const lock = await (store as RedisStore).lock().list?.({ prefix: 'planner-member', now: T0 });
   return { jobs, runs, indices, ready, lock };
 }
 
@@ -102,6 +103,16 @@ export async function checkMigration(client: Redis | Cluster, reference: string,
   const after = new RedisStore({ client, prefix: migrated, partitions: 12 });
   try {
     await before.init();
+    // While an instance of the single-tag layout plans (it holds the lease "planner"), nothing moves.
+    const planner = await before.lock().acquire({ name: 'planner', owner: 'old', now: T0, leaseUntil: T0 + MINUTE });
+    const early = new RedisStore({ client, prefix: reference, partitions: 12 });
+    const refused = await early.init().then(() => undefined, (error: unknown) => error);
+    await early.close();
+    expect(refused).toBeInstanceOf(StoreError);
+    expect(String(refused)).toContain('still plans on this prefix');
+    expect(await client.get(`{${reference}}:version`)).toBe('2');
+    expect(await client.exists(`{${reference}}:migrating`)).toBe(0);
+    await before.lock().release({ name: 'planner', owner: 'old', token: planner?.token ?? 0 });
     await after.init();
     expect(await client.get(`{${migrated}}:version`)).toBe('3');
     expect(await client.get(`{${migrated}}:partitions`)).toBe('12');
@@ -109,7 +120,7 @@ export async function checkMigration(client: Redis | Cluster, reference: string,
     const nodes: readonly Redis[] = client.isCluster ? (client as Cluster).nodes('master') : [client as Redis];
     const keys = (await Promise.all(nodes.map((node) => node.keys(`{${migrated}}*`)))).flat();
     const left = keys.map((key) => key.slice(`{${migrated}}`.length)).sort();
-    expect(left).toEqual([':lock-names', ':lock-token:planner', ':lock:planner', ':partitions', ':version']);
+    expect(left).toEqual([':lock-names', ':lock-token:planner-member/1:w', ':lock:planner-member/1:w', ':partitions', ':version']);
     expect(await readBack(after)).toEqual(await readBack(before));
     // Idempotent: opening it again changes nothing.
     const again = new RedisStore({ client, prefix: migrated, partitions: 12 });
