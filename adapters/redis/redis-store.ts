@@ -54,7 +54,6 @@ import {
   decodeIndex,
   decodeIndexReply,
   decodeJob,
-  decodeNotifications,
   decodeRun,
   decodeRunOrUndefined,
   decodeRuns,
@@ -72,6 +71,7 @@ import { count, PartitionCalls } from './partition-calls.js';
 import { allJobPages } from '../shared/job-pages.js';
 import { NotificationFlush } from '../shared/notification-flush.js';
 import { ScriptBatcher } from './batcher.js';
+import { NotificationSubscriber } from './subscriber.js';
 import { closeClient, openClient, ScriptRunner, type RedisClient } from './connection.js';
 import { parseStoreOptions, type RedisStoreOptions } from './options.js';
 import { LOCK_SCRIPTS } from './lock-scripts.js';
@@ -92,7 +92,6 @@ const NAMES_INLINE = 1_000;
 const SINGLE_TAG_LAYOUT = '2';
 const PARTITIONED_LAYOUT = '3';
 
-type Listener = (notification: StoreNotification) => void;
 
 export class RedisStore implements Store {
   readonly #client: RedisClient;
@@ -103,16 +102,11 @@ export class RedisStore implements Store {
   readonly #calls: PartitionCalls;
   /** How many partitions the jobs fall into (`Store.partitions`). */
   readonly partitions: number;
-  readonly #channel: string;
   readonly #scripts: ScriptRunner;
   readonly #batcher: ScriptBatcher;
-  readonly #listeners = new Set<Listener>();
   readonly #flush: NotificationFlush;
-  /** The dedicated pub/sub connection, open while someone watches. */
-  #subscriber: RedisClient | undefined;
-  readonly #closing = new Set<Promise<void>>();
+  readonly #subscriber: NotificationSubscriber;
   #lock: RedisLock | undefined;
-  #closed = false;
   /** Whether the key layout is known to be this store's (`init()`, or `#ready` before a first call). */
   #checked = false;
   #checking: Promise<void> | undefined;
@@ -135,8 +129,6 @@ export class RedisStore implements Store {
     this.#prefix = parsed.prefix;
     this.partitions = parsed.partitions;
     this.#keys = new KeyLayout(parsed.prefix, parsed.partitions);
-    // Scripts publish on a channel named after KEYS[1], which ioredis gives the client's `keyPrefix`; channels it does not.
-    this.#channel = `${this.#client.options.keyPrefix ?? ''}${this.#keys.global}:events`;
     this.#scripts = new ScriptRunner(this.#client);
     const run = (script: string, keys: readonly string[], args: readonly string[]): Promise<unknown> => this.#script(script, keys, args);
     this.#calls = new PartitionCalls(this.#keys, this.#client, run);
@@ -144,6 +136,8 @@ export class RedisStore implements Store {
     // Pub/sub keeps order per server: on a cluster the marker leaves from every partition's node, as notifications do.
     const flushTags = this.#calls.perPartition ? this.#keys.tags : [this.#keys.global];
     this.#flush = new NotificationFlush((marker) => Promise.all(flushTags.map((tag) => run(lua.FLUSH, [tag], [marker]))), flushTags.length);
+    // Scripts publish on a channel named after KEYS[1], which ioredis gives the client's `keyPrefix`; channels it does not.
+    this.#subscriber = new NotificationSubscriber(this.#client, `${this.#client.options.keyPrefix ?? ''}${this.#keys.global}:events`, this.#flush);
   }
 
   /**
@@ -206,10 +200,7 @@ export class RedisStore implements Store {
 
   /** Closes the subscriber connection, and the client when the store created it from a URL. */
   async close(): Promise<void> {
-    this.#closed = true;
-    this.#listeners.clear();
-    this.#dropSubscriber();
-    await Promise.all(this.#closing);
+    await this.#subscriber.close();
     if (this.#ownsClient) await closeClient(this.#client);
   }
 
@@ -478,16 +469,8 @@ export class RedisStore implements Store {
    * the first watcher and closed when the last one leaves. Notifications are hints:
    * those published while the connection is down are lost.
    */
-  watch(listener: Listener): () => void {
-    this.#listeners.add(listener);
-    this.#ensureSubscriber();
-    let watching = true;
-    return () => {
-      if (!watching) return;
-      watching = false;
-      this.#listeners.delete(listener);
-      if (this.#listeners.size === 0) this.#dropSubscriber();
-    };
+  watch(listener: (notification: StoreNotification) => void): () => void {
+    return this.#subscriber.watch(listener);
   }
 
   /** The identity of the data under the prefix: a Redis restarted empty (or flushed) has a new one. */
@@ -537,52 +520,5 @@ export class RedisStore implements Store {
   /** A hot script's call, coalesced with concurrent calls of the same script (see `batcher.ts`). */
   #batched(script: BatchableScript, tag: string, args: readonly string[]): Promise<unknown> {
     return this.#batcher.call(script, tag, args);
-  }
-
-  #ensureSubscriber(): void {
-    if (this.#subscriber !== undefined || this.#closed) return;
-    const subscriber = this.#client.duplicate();
-    this.#subscriber = subscriber;
-    this.#flush.state = 'connecting';
-    // A broken subscription only loses hints; the scheduler's polling covers them.
-    subscriber.on('error', () => {});
-    subscriber.on('message', (channel: string, message: string) => {
-      if (channel !== this.#channel || this.#flush.isMarker(message)) return;
-      for (const notification of decodeNotifications(message)) this.#dispatch(notification);
-    });
-    subscriber.on('close', () => {
-      if (this.#subscriber === subscriber) this.#flush.state = 'connecting';
-    });
-    // Subscribed again on every ready connection: ioredis renews only the subscriptions that once succeeded
-    // (a first one may have failed while Redis was down), and the answer says when the flush can count on it.
-    const subscribe = (): void => {
-      subscriber.subscribe(this.#channel).then(
-        () => {
-          if (this.#subscriber === subscriber) this.#flush.state = 'subscribed';
-        },
-        () => {},
-      );
-    };
-    subscriber.on('ready', subscribe);
-    subscribe();
-  }
-
-  #dropSubscriber(): void {
-    const subscriber = this.#subscriber;
-    if (subscriber === undefined) return;
-    this.#subscriber = undefined;
-    this.#flush.state = 'off';
-    const closing = closeClient(subscriber).finally(() => this.#closing.delete(closing));
-    this.#closing.add(closing);
-  }
-
-  #dispatch(notification: StoreNotification): void {
-    for (const listener of this.#listeners) {
-      try {
-        listener(notification);
-      } catch {
-        // A watcher's failure is the watcher's business; the store's state is already consistent.
-      }
-    }
   }
 }
