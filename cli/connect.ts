@@ -1,5 +1,6 @@
 /**
- * The CLI's store: from `--redis URL [--prefix P]` or `--postgres URL [--schema S]`, else
+ * The CLI's store: from `--redis URL [--prefix P]` or `--postgres URL [--schema S]`
+ * (with `--partitions N` when the store's apps use another count than the default), else
  * from `TICKWORK_REDIS_URL` / `TICKWORK_DATABASE_URL`. The stores' own constructors open
  * the connection, so a missing `ioredis` or `pg` is their `DRIVER_MISSING` error.
  */
@@ -13,6 +14,17 @@ export interface ConnectionFlags {
   readonly prefix?: string | undefined;
   readonly postgres?: string | undefined;
   readonly schema?: string | undefined;
+  readonly partitions?: string | undefined;
+}
+
+/**
+ * `--partitions` as the stores' option: a number when it reads as one, else the text as
+ * given, for the store's validation to name (`--partitions: ... (got "x")`).
+ */
+function partitionsOption(flags: ConnectionFlags): { partitions?: number } {
+  const value = flags.partitions;
+  if (value === undefined) return {};
+  return { partitions: (/^\d+$/.test(value) ? Number(value) : value) as number };
 }
 
 /** The store, and how to name it in an error message (its URL without a password). */
@@ -39,7 +51,7 @@ export function openStore(flags: ConnectionFlags, env: NodeJS.ProcessEnv): Opene
     if (flags.schema !== undefined) throw new UsageError('--schema goes with --postgres (Redis has --prefix)');
     const url = flags.redis ?? envRedis;
     if (url === undefined) throw new UsageError('--prefix needs --redis URL (or TICKWORK_REDIS_URL)');
-    const store = new RedisStore({ url, ...(flags.prefix === undefined ? {} : { prefix: flags.prefix }) });
+    const store = new RedisStore({ url, ...(flags.prefix === undefined ? {} : { prefix: flags.prefix }), ...partitionsOption(flags) });
     return { store, label: `the Redis store at ${redacted(url)}${flags.prefix === undefined ? '' : ` (prefix ${flags.prefix})`}` };
   }
   if (flags.prefix !== undefined) throw new UsageError('--prefix goes with --redis (Postgres has --schema)');
@@ -51,7 +63,7 @@ export function openStore(flags: ConnectionFlags, env: NodeJS.ProcessEnv): Opene
         : '--schema needs --postgres URL (or TICKWORK_DATABASE_URL)',
     );
   }
-  const store = new PostgresStore({ connectionString, ...(flags.schema === undefined ? {} : { schema: flags.schema }) });
+  const store = new PostgresStore({ connectionString, ...(flags.schema === undefined ? {} : { schema: flags.schema }), ...partitionsOption(flags) });
   return { store, label: `the Postgres store at ${redacted(connectionString)}${flags.schema === undefined ? '' : ` (schema ${flags.schema})`}` };
 }
 

@@ -32,6 +32,7 @@ const OPTIONS = {
   prefix: { type: 'string' },
   postgres: { type: 'string' },
   schema: { type: 'string' },
+  partitions: { type: 'string' },
   status: { type: 'string', multiple: true },
   limit: { type: 'string' },
   data: { type: 'string' },
@@ -46,7 +47,7 @@ const OPTIONS = {
   token: { type: 'string' },
 } as const;
 
-const CONNECTION_FLAGS = ['redis', 'prefix', 'postgres', 'schema'] as const;
+const CONNECTION_FLAGS = ['redis', 'prefix', 'postgres', 'schema', 'partitions'] as const;
 const PREVIEW_FLAGS: readonly (keyof Flags)[] = ['tz', 'count', 'from'];
 const DASHBOARD_FLAGS: readonly string[] = ['port', 'host', 'token'];
 
@@ -154,6 +155,7 @@ function flagOf(path: string): string {
     idempotencyKey: '--key',
     prefix: '--prefix',
     schema: '--schema',
+    partitions: '--partitions',
     url: '--redis',
     connectionString: '--postgres',
     name: 'job name',

@@ -31,6 +31,8 @@ Without a store:
 Store (or TICKWORK_REDIS_URL / TICKWORK_DATABASE_URL):
   --redis URL [--prefix P]              a Redis store (prefix: default "tickwork")
   --postgres URL [--schema S]           a Postgres store (schema: default "tickwork")
+  --partitions N                        the store's partition count, when its apps
+                                        give one (default 12)
 
 Output: tables for people; --json for scripts. Times are ISO-8601 (UTC).
 Exit codes: 0 ok, 1 failure (store, job not found, refused), 2 bad usage.

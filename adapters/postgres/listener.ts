@@ -1,13 +1,15 @@
 /**
- * The LISTEN side of `watch()`: one session that LISTENs on the schema's channel and
- * hands each payload to the store. A node-postgres pool lends us a dedicated
+ * The LISTEN side of `watch()`: one session that LISTENs on the schema's channel
+ * while anyone watches, and hands each notification to every watcher. A node-postgres pool lends us a dedicated
  * connection, which is re-established with a capped backoff after any connection
  * error (a server restart, `pg_terminate_backend`); PGlite's own `listen()` is
  * used when present. Any other client gets no notifications, and the scheduler
  * falls back to polling. Nothing here may throw into the process: every client we
  * hold has an `error` handler.
  */
+import type { StoreNotification } from '../../src/store.js';
 import type { NotificationFlush } from '../shared/notification-flush.js';
+import { notifyWatchers, type Watcher } from '../shared/watchers.js';
 import type { PgClientLike, Queryable } from './database.js';
 import { quoteIdent } from './sql.js';
 
@@ -36,7 +38,7 @@ function isPool(client: Queryable): client is PoolLike {
 export class NotificationListener {
   readonly #pool: () => Promise<Queryable>;
   readonly #channel: string;
-  readonly #onPayload: (payload: string) => void;
+  readonly #watchers = new Set<Watcher>();
   /** Told whether the session LISTENs, and handed every payload first (it drops flush markers). */
   readonly #flush: NotificationFlush;
   #running = false;
@@ -47,14 +49,29 @@ export class NotificationListener {
   /** Bumped on every (re)connection and on stop, so late callbacks of an old session do nothing. */
   #generation = 0;
 
-  constructor(pool: () => Promise<Queryable>, channel: string, flush: NotificationFlush, onPayload: (payload: string) => void) {
+  constructor(pool: () => Promise<Queryable>, channel: string, flush: NotificationFlush) {
     this.#pool = pool;
     this.#channel = channel;
     this.#flush = flush;
-    this.#onPayload = onPayload;
   }
 
-  start(): void {
+  /** Adds a watcher, LISTENing from the first; returns the unsubscribe function, which stops LISTENing after the last. */
+  watch(watcher: Watcher): () => void {
+    this.#watchers.add(watcher);
+    this.#start();
+    return () => {
+      this.#watchers.delete(watcher);
+      if (this.#watchers.size === 0) void this.stop();
+    };
+  }
+
+  /** Forgets every watcher and stops LISTENing (the store is closing). */
+  close(): Promise<void> {
+    this.#watchers.clear();
+    return this.stop();
+  }
+
+  #start(): void {
     if (this.#running) return;
     this.#running = true;
     this.#flush.state = 'connecting';
@@ -120,7 +137,14 @@ export class NotificationListener {
   }
 
   #receive(payload: string): void {
-    if (!this.#flush.isMarker(payload)) this.#onPayload(payload);
+    if (this.#flush.isMarker(payload)) return;
+    let notification: StoreNotification;
+    try {
+      notification = JSON.parse(payload) as StoreNotification;
+    } catch {
+      return; // Not ours: someone else NOTIFYing on the channel.
+    }
+    notifyWatchers(this.#watchers, notification);
   }
 
   #lost(generation: number, client: PgClientLike, error?: Error): void {

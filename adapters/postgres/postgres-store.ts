@@ -28,7 +28,6 @@ import {
   type ListRunsOfJobsQuery,
   type ListRunsQuery,
   type Lock,
-  type NewRun,
   type RecoverExpiredRunsInput,
   type RenewLeaseInput,
   type RenewLeaseResult,
@@ -46,50 +45,13 @@ import {
 } from '../../src/store.js';
 import { DEFAULT_PARTITIONS, batchesOf } from '../../src/adapter-kit.js';
 import { Batcher } from './batcher.js';
+import { FunctionCalls } from './function-calls.js';
 import { Database, parseStoreOptions, type PostgresStoreOptions } from './database.js';
 import { allJobPages } from '../shared/job-pages.js';
 import { NotificationFlush } from '../shared/notification-flush.js';
 import { NotificationListener } from './listener.js';
 import { PostgresLock } from './postgres-lock.js';
-import { toIndex, toJob, toRun, toRuns } from './records.js';
-
-const TRACED = 'with_traceparent(';
-
-/** `data` as a parameter: JSON text cast to `json`, or SQL NULL when the run has none (not JSON `null`). */
-function dataParam(run: NewRun): string | null {
-  return run.data === undefined ? null : JSON.stringify(run.data);
-}
-
-/** The run's `traceparent` as the last parameter of a `#traced` call; none (the plain call) when it has none. */
-function traceParam(run: NewRun | undefined): string[] {
-  return run?.traceparent === undefined ? [] : [run.traceparent];
-}
-
-/** One element of `upsert_jobs`' batch (see `upsert_jobs` in `migration-v1-schema.ts`); `null` for an absent value. */
-function upsertParam(input: UpsertJobInput): Record<string, unknown> {
-  const { spec } = input;
-  return {
-    name: spec.name,
-    schedule: spec.schedule,
-    timezone: spec.timezone,
-    policy: spec.concurrencyPolicy,
-    deadline: spec.startingDeadlineMs ?? null,
-    historySucceeded: spec.history.succeeded,
-    historyFailed: spec.history.failed,
-    historyTtl: spec.history.ttlMs ?? null,
-    pendingTimeout: spec.pendingTimeoutMs ?? null,
-    fanOutCompletions: spec.fanOut?.completions ?? null,
-    fanOutParallelism: spec.fanOut?.parallelism ?? null,
-    retryLimit: spec.retryLimit ?? null,
-    startAt: spec.startAt ?? null,
-    endAt: spec.endAt ?? null,
-    jitterMs: spec.jitterMs ?? null,
-    maxRuns: spec.maxRuns ?? null,
-    now: input.now,
-    cursor: input.initialCursor,
-    suspended: input.suspended ?? null,
-  };
-}
+import { dataParam, toIndex, toJob, toRun, toRuns, traceParam, upsertParam } from './records.js';
 
 /** Registered job names `findReadyRuns` sends with its query; above this, it asks which jobs have claimable runs first. */
 const NAMES_INLINE = 1_000;
@@ -97,9 +59,8 @@ const NAMES_INLINE = 1_000;
 export class PostgresStore implements Store {
   readonly #db: Database;
   readonly #s: string;
-  readonly #listeners = new Set<(notification: StoreNotification) => void>();
   readonly #listener: NotificationListener;
-  readonly #batcher: Batcher;
+  readonly #calls: FunctionCalls;
   #lock: PostgresLock | undefined;
   readonly #flush: NotificationFlush;
 
@@ -112,10 +73,10 @@ export class PostgresStore implements Store {
     this.partitions = parsed.partitions ?? DEFAULT_PARTITIONS;
     this.#db = new Database(parsed);
     this.#s = this.#db.names.schema;
-    this.#batcher = new Batcher({ send: (text, params) => this.#db.rows(text, params) });
+    this.#calls = new FunctionCalls(new Batcher({ send: (text, params) => this.#db.rows(text, params) }), this.#s);
     const { channel } = this.#db.names;
     this.#flush = new NotificationFlush((marker) => this.#db.rows('SELECT pg_notify($1, $2)', [channel, marker]));
-    this.#listener = new NotificationListener(() => this.#db.pool(), channel, this.#flush, (payload) => this.#deliver(payload));
+    this.#listener = new NotificationListener(() => this.#db.pool(), channel, this.#flush);
   }
 
   /** How many partitions the jobs fall into (`Store.partitions`). */
@@ -136,8 +97,7 @@ export class PostgresStore implements Store {
   }
 
   async close(): Promise<void> {
-    this.#listeners.clear();
-    await this.#listener.stop();
+    await this.#listener.close();
     await this.#db.close();
   }
 
@@ -157,7 +117,7 @@ export class PostgresStore implements Store {
   async upsertJobs(inputs: readonly UpsertJobInput[]): Promise<readonly UpsertJobResult[]> {
     const results: UpsertJobResult[] = [];
     for (const batch of batchesOf(inputs, UPSERT_BATCH)) {
-      const raw = (await this.#call('upsert_jobs($1::jsonb)', [JSON.stringify(batch.map(upsertParam))])) as {
+      const raw = (await this.#calls.alone('upsert_jobs($1::jsonb)', [JSON.stringify(batch.map(upsertParam))])) as {
         job: unknown;
         created: boolean;
         cancelled: unknown;
@@ -193,11 +153,11 @@ export class PostgresStore implements Store {
   }
 
   async removeJob(name: string): Promise<boolean> {
-    return (await this.#call('remove_job($1::text)', [name])) === true;
+    return (await this.#calls.alone('remove_job($1::text)', [name])) === true;
   }
 
   async setSuspended(input: SetSuspendedInput): Promise<SetSuspendedResult | undefined> {
-    const raw = await this.#call('set_suspended($1::text, $2::boolean, $3::bigint)', [input.name, input.suspended, input.now]);
+    const raw = await this.#calls.alone('set_suspended($1::text, $2::boolean, $3::bigint)', [input.name, input.suspended, input.now]);
     if (raw === null) return undefined;
     const { job, cancelled } = raw as { job: unknown; cancelled: unknown };
     return { job: toJob(job), cancelled: toRuns(cancelled) };
@@ -205,9 +165,9 @@ export class PostgresStore implements Store {
 
   async scheduleRun(input: ScheduleRunInput): Promise<ScheduleRunResult> {
     const { run } = input;
-    const raw = (await this.#batched(
+    const raw = (await this.#calls.batched(
       `${input.jobName}.`,
-      this.#traced(run, 'schedule_run($1::text, $2::bigint, $3::bigint, $4::text, $5::bigint, $6::text, $7::json, $8::bigint, $9::bigint)', 10),
+      this.#calls.traced(run, 'schedule_run($1::text, $2::bigint, $3::bigint, $4::text, $5::bigint, $6::text, $7::json, $8::bigint, $9::bigint)', 10),
       [
         input.jobName,
         input.expectedCursor,
@@ -239,7 +199,7 @@ export class PostgresStore implements Store {
 
   async createRun(input: CreateRunInput): Promise<CreateRunResult> {
     const { run } = input;
-    const raw = (await this.#batched(run.id, this.#traced(run, 'create_run($1::text, $2::text, $3::bigint, $4::text, $5::json, $6::bigint, $7::bigint)', 8), [
+    const raw = (await this.#calls.batched(run.id, this.#calls.traced(run, 'create_run($1::text, $2::text, $3::bigint, $4::text, $5::json, $6::bigint, $7::bigint)', 8), [
       run.id,
       run.jobName,
       run.scheduledAt,
@@ -256,8 +216,8 @@ export class PostgresStore implements Store {
     const { range } = input;
     const raw =
       range.traceparent === undefined
-        ? await this.#call('add_backfill($1::text, $2::text, $3::bigint, $4::bigint)', [input.jobName, range.id, range.next, range.to])
-        : await this.#call('add_backfill($1::text, $2::text, $3::bigint, $4::bigint, $5::text)', [
+        ? await this.#calls.alone('add_backfill($1::text, $2::text, $3::bigint, $4::bigint)', [input.jobName, range.id, range.next, range.to])
+        : await this.#calls.alone('add_backfill($1::text, $2::text, $3::bigint, $4::bigint, $5::text)', [
             input.jobName,
             range.id,
             range.next,
@@ -269,9 +229,9 @@ export class PostgresStore implements Store {
 
   async scheduleBackfillRun(input: ScheduleBackfillRunInput): Promise<ScheduleBackfillRunResult> {
     const { run } = input;
-    const raw = (await this.#batched(
+    const raw = (await this.#calls.batched(
       run.id,
-      this.#traced(run, 'schedule_backfill_run($1::text, $2::text, $3::bigint, $4::bigint, $5::text, $6::bigint, $7::text, $8::json, $9::bigint, $10::bigint)', 11),
+      this.#calls.traced(run, 'schedule_backfill_run($1::text, $2::text, $3::bigint, $4::bigint, $5::text, $6::bigint, $7::text, $8::json, $9::bigint, $10::bigint)', 11),
       [
         input.jobName,
         input.backfillId,
@@ -345,7 +305,7 @@ export class PostgresStore implements Store {
   }
 
   async claimRun(input: ClaimRunInput): Promise<Claim | undefined> {
-    const raw = (await this.#batched(input.runId, 'claim_run($1::text, $2::text, $3::bigint, $4::bigint, $5::bigint)', [
+    const raw = (await this.#calls.batched(input.runId, 'claim_run($1::text, $2::text, $3::bigint, $4::bigint, $5::bigint)', [
       input.runId,
       input.owner,
       input.now,
@@ -357,7 +317,7 @@ export class PostgresStore implements Store {
   }
 
   async renewLease(input: RenewLeaseInput): Promise<RenewLeaseResult> {
-    const raw = (await this.#batched(input.runId, 'renew_lease($1::text, $2::integer, $3::text, $4::bigint, $5::bigint)', [
+    const raw = (await this.#calls.batched(input.runId, 'renew_lease($1::text, $2::integer, $3::text, $4::bigint, $5::bigint)', [
       input.runId,
       input.index ?? null,
       input.owner,
@@ -371,7 +331,7 @@ export class PostgresStore implements Store {
   async finishAttempt(input: FinishAttemptInput): Promise<FinishAttemptResult> {
     const { outcome } = input;
     const error = outcome.status === 'failed' || outcome.status === 'retry' ? outcome.error : undefined;
-    const raw = (await this.#batched(
+    const raw = (await this.#calls.batched(
       input.runId,
       'finish_attempt($1::text, $2::integer, $3::text, $4::bigint, $5::bigint, $6::text, $7::text, $8::text, $9::bigint)',
       [
@@ -395,7 +355,7 @@ export class PostgresStore implements Store {
 
   async recoverExpiredRuns(input: RecoverExpiredRunsInput): Promise<readonly RunRecord[]> {
     return toRuns(
-      await this.#call('recover_expired_runs($1::bigint, $2::integer, $3::text, $4::text)', [
+      await this.#calls.alone('recover_expired_runs($1::bigint, $2::integer, $3::text, $4::text)', [
         input.now,
         input.limit,
         LEASE_EXPIRED_ERROR.name,
@@ -405,7 +365,7 @@ export class PostgresStore implements Store {
   }
 
   async expirePendingRuns(input: ExpireInput): Promise<ExpirePendingRunsResult> {
-    const raw = (await this.#call('expire_pending_runs($1::bigint, $2::integer, $3::text, $4::text)', [
+    const raw = (await this.#calls.alone('expire_pending_runs($1::bigint, $2::integer, $3::text, $4::text)', [
       input.now,
       input.limit,
       PENDING_TIMEOUT_ERROR.name,
@@ -416,7 +376,7 @@ export class PostgresStore implements Store {
   }
 
   async deleteExpiredRuns(input: ExpireInput): Promise<number> {
-    return Number(await this.#call('delete_expired_runs($1::bigint, $2::integer)', [input.now, input.limit]));
+    return Number(await this.#calls.alone('delete_expired_runs($1::bigint, $2::integer)', [input.now, input.limit]));
   }
 
   async getRun(id: string): Promise<RunRecord | undefined> {
@@ -463,12 +423,7 @@ export class PostgresStore implements Store {
    * nothing arrives, and the scheduler relies on polling.
    */
   watch(listener: (notification: StoreNotification) => void): () => void {
-    this.#listeners.add(listener);
-    this.#listener.start();
-    return () => {
-      this.#listeners.delete(listener);
-      if (this.#listeners.size === 0) void this.#listener.stop();
-    };
+    return this.#listener.watch(listener);
   }
 
   /**
@@ -490,53 +445,5 @@ export class PostgresStore implements Store {
    */
   flushNotifications(): Promise<void> {
     return this.#flush.flush();
-  }
-
-  /**
-   * A function call in a statement of its own: upserts (already one statement per
-   * `UPSERT_BATCH`), the sweeps (which serialize on an advisory lock anyway) and the
-   * rare job edits (`remove_job`, `set_suspended`, `add_backfill`).
-   */
-  #call(fn: string, params: unknown[]): Promise<unknown> {
-    return this.#batcher.alone({ sql: `${this.#s}.${fn}`, params });
-  }
-
-  /**
-   * A function call that may share a statement with concurrent calls of the same
-   * function, ordered by `key`: the run's ID, or `<job>.` for `schedule_run` (which
-   * locks the job first; run IDs start with the job's name and a dot, so this keeps
-   * each job's calls together: see `batcher.ts` on lock order).
-   */
-  #batched(key: string, fn: string, params: unknown[]): Promise<unknown> {
-    // A traced call shares statements only with traced calls of the same function.
-    const traced = fn.startsWith(TRACED);
-    const inner = traced ? fn.slice(TRACED.length + this.#s.length + 1) : fn;
-    const lane = `${inner.slice(0, inner.indexOf('('))}${traced ? '+traced' : ''}`;
-    return this.#batcher.call({ lane, key, sql: `${this.#s}.${fn}`, params });
-  }
-
-  /**
-   * `call` (a function creating a run) as is for a run without a `traceparent`, else
-   * wrapped in `with_traceparent`, whose last parameter (`$param`) is the run's
-   * `traceparent` (`traceParam`): one statement, so the run has it from its commit on.
-   */
-  #traced(run: NewRun | undefined, call: string, param: number): string {
-    return run?.traceparent === undefined ? call : `${TRACED}${this.#s}.${call}, $${param}::text)`;
-  }
-
-  #deliver(payload: string): void {
-    let notification: StoreNotification;
-    try {
-      notification = JSON.parse(payload) as StoreNotification;
-    } catch {
-      return; // Not ours: someone else NOTIFYing on the channel.
-    }
-    for (const listener of this.#listeners) {
-      try {
-        listener(notification);
-      } catch {
-        // A watcher's failure is the watcher's business.
-      }
-    }
   }
 }

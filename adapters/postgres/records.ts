@@ -1,10 +1,12 @@
 /**
- * Turns the `json` the store's SQL returns into the contract's records: optional
- * fields that are SQL NULL are left out (never `undefined`-valued keys), and `data`
- * is present exactly when the run carries data (`hasData`), so JSON `null` data
- * survives the round trip.
+ * Between the contract's records and the store's SQL functions. Out: the `json` the
+ * SQL returns becomes records, optional fields that are SQL NULL left out (never
+ * `undefined`-valued keys), and `data` present exactly when the run carries data
+ * (`hasData`), so JSON `null` data survives the round trip. In: what the core hands
+ * the store becomes the functions' parameters (`upsertParam`, `dataParam`,
+ * `traceParam`), an absent value SQL NULL.
  */
-import type { IndexRecord, JobRecord, RunRecord } from '../../src/store.js';
+import type { IndexRecord, JobRecord, NewRun, RunRecord, UpsertJobInput } from '../../src/store.js';
 
 type Raw = Record<string, unknown>;
 
@@ -45,4 +47,40 @@ export function toIndex(raw: unknown): IndexRecord {
 
 export function toJob(raw: unknown): JobRecord {
   return pick(raw as Raw, JOB_FIELDS, JOB_OPTIONAL) as unknown as JobRecord;
+}
+
+/** `data` as a parameter: JSON text cast to `json`, or SQL NULL when the run has none (not JSON `null`). */
+export function dataParam(run: NewRun): string | null {
+  return run.data === undefined ? null : JSON.stringify(run.data);
+}
+
+/** The run's `traceparent` as the last parameter of a `#traced` call; none (the plain call) when it has none. */
+export function traceParam(run: NewRun | undefined): string[] {
+  return run?.traceparent === undefined ? [] : [run.traceparent];
+}
+
+/** One element of `upsert_jobs`' batch (see `upsert_jobs` in `migration-v1-schema.ts`); `null` for an absent value. */
+export function upsertParam(input: UpsertJobInput): Record<string, unknown> {
+  const { spec } = input;
+  return {
+    name: spec.name,
+    schedule: spec.schedule,
+    timezone: spec.timezone,
+    policy: spec.concurrencyPolicy,
+    deadline: spec.startingDeadlineMs ?? null,
+    historySucceeded: spec.history.succeeded,
+    historyFailed: spec.history.failed,
+    historyTtl: spec.history.ttlMs ?? null,
+    pendingTimeout: spec.pendingTimeoutMs ?? null,
+    fanOutCompletions: spec.fanOut?.completions ?? null,
+    fanOutParallelism: spec.fanOut?.parallelism ?? null,
+    retryLimit: spec.retryLimit ?? null,
+    startAt: spec.startAt ?? null,
+    endAt: spec.endAt ?? null,
+    jitterMs: spec.jitterMs ?? null,
+    maxRuns: spec.maxRuns ?? null,
+    now: input.now,
+    cursor: input.initialCursor,
+    suspended: input.suspended ?? null,
+  };
 }

@@ -54,7 +54,6 @@ import {
   decodeIndex,
   decodeIndexReply,
   decodeJob,
-  decodeNotifications,
   decodeRun,
   decodeRunOrUndefined,
   decodeRuns,
@@ -72,6 +71,7 @@ import { count, PartitionCalls } from './partition-calls.js';
 import { allJobPages } from '../shared/job-pages.js';
 import { NotificationFlush } from '../shared/notification-flush.js';
 import { ScriptBatcher } from './batcher.js';
+import { NotificationSubscriber } from './subscriber.js';
 import { closeClient, openClient, ScriptRunner, type RedisClient } from './connection.js';
 import { parseStoreOptions, type RedisStoreOptions } from './options.js';
 import { LOCK_SCRIPTS } from './lock-scripts.js';
@@ -92,7 +92,6 @@ const NAMES_INLINE = 1_000;
 const SINGLE_TAG_LAYOUT = '2';
 const PARTITIONED_LAYOUT = '3';
 
-type Listener = (notification: StoreNotification) => void;
 
 export class RedisStore implements Store {
   readonly #client: RedisClient;
@@ -103,16 +102,14 @@ export class RedisStore implements Store {
   readonly #calls: PartitionCalls;
   /** How many partitions the jobs fall into (`Store.partitions`). */
   readonly partitions: number;
-  readonly #channel: string;
   readonly #scripts: ScriptRunner;
   readonly #batcher: ScriptBatcher;
-  readonly #listeners = new Set<Listener>();
   readonly #flush: NotificationFlush;
-  /** The dedicated pub/sub connection, open while someone watches. */
-  #subscriber: RedisClient | undefined;
-  readonly #closing = new Set<Promise<void>>();
+  readonly #subscriber: NotificationSubscriber;
   #lock: RedisLock | undefined;
-  #closed = false;
+  /** Whether the key layout is known to be this store's (`init()`, or `#ready` before a first call). */
+  #checked = false;
+  #checking: Promise<void> | undefined;
 
   /**
    * @example new RedisStore({ client: new Redis(process.env.REDIS_URL) })
@@ -132,15 +129,15 @@ export class RedisStore implements Store {
     this.#prefix = parsed.prefix;
     this.partitions = parsed.partitions;
     this.#keys = new KeyLayout(parsed.prefix, parsed.partitions);
-    // Scripts publish on a channel named after KEYS[1], which ioredis gives the client's `keyPrefix`; channels it does not.
-    this.#channel = `${this.#client.options.keyPrefix ?? ''}${this.#keys.global}:events`;
     this.#scripts = new ScriptRunner(this.#client);
-    const run = (script: string, keys: readonly string[], args: readonly string[]): Promise<unknown> => this.#scripts.run(script, keys, args);
+    const run = (script: string, keys: readonly string[], args: readonly string[]): Promise<unknown> => this.#script(script, keys, args);
     this.#calls = new PartitionCalls(this.#keys, this.#client, run);
     this.#batcher = new ScriptBatcher({ run, lanePerTag: this.#calls.perPartition });
     // Pub/sub keeps order per server: on a cluster the marker leaves from every partition's node, as notifications do.
     const flushTags = this.#calls.perPartition ? this.#keys.tags : [this.#keys.global];
     this.#flush = new NotificationFlush((marker) => Promise.all(flushTags.map((tag) => run(lua.FLUSH, [tag], [marker]))), flushTags.length);
+    // Scripts publish on a channel named after KEYS[1], which ioredis gives the client's `keyPrefix`; channels it does not.
+    this.#subscriber = new NotificationSubscriber(this.#client, `${this.#client.options.keyPrefix ?? ''}${this.#keys.global}:events`, this.#flush);
   }
 
   /**
@@ -152,8 +149,30 @@ export class RedisStore implements Store {
    */
   async init(): Promise<void> {
     await this.#scripts.load([...lua.STORE_SCRIPTS, ...LOCK_SCRIPTS]);
+    await this.#checkLayout(true);
+    this.#checked = true;
+  }
+
+  /**
+   * Before the first call of a store whose `init()` was not called (the CLI reads a
+   * store without starting a scheduler): the layout is checked as `init()` does, but
+   * never migrated, so that a store of another partition count fails instead of
+   * reading keys where nothing is.
+   */
+  #ready(): Promise<void> {
+    this.#checking ??= this.#checkLayout(false).then(
+      () => void (this.#checked = true),
+      (error: unknown) => {
+        this.#checking = undefined;
+        throw error;
+      },
+    );
+    return this.#checking;
+  }
+
+  async #checkLayout(migrate: boolean): Promise<void> {
     let [version, stored] = await this.#layout();
-    if (version === SINGLE_TAG_LAYOUT && this.partitions > 1) {
+    if (version === SINGLE_TAG_LAYOUT && this.partitions > 1 && migrate) {
       await migrateLayout({ client: this.#client, keys: this.#keys, partitions: this.partitions });
       [version, stored] = await this.#layout();
     }
@@ -165,7 +184,8 @@ export class RedisStore implements Store {
         'init',
         new Error(
           `prefix ${prefix} holds ${stored} partition(s) and this store was given partitions: ${this.partitions}; ` +
-            `every instance on a prefix must use the same count: pass partitions: ${stored}, or use a new prefix`,
+            `every instance on a prefix must use the same count: pass partitions: ${stored}, or use a new prefix` +
+            (version === SINGLE_TAG_LAYOUT ? ` (init() of a store of ${this.partitions} partitions moves it to them)` : ''),
         ),
       );
     }
@@ -174,16 +194,13 @@ export class RedisStore implements Store {
 
   /** The stored layout version and partition count (recorded on first use). */
   async #layout(): Promise<[string, string]> {
-    const [version, stored] = asArray(await this.#global(lua.INIT, [String(this.partitions)]), 'init reply');
+    const [version, stored] = asArray(await this.#scripts.run(lua.INIT, [this.#keys.global], [String(this.partitions)]), 'init reply');
     return [asString(version, 'version'), asString(stored, 'partitions')];
   }
 
   /** Closes the subscriber connection, and the client when the store created it from a URL. */
   async close(): Promise<void> {
-    this.#closed = true;
-    this.#listeners.clear();
-    this.#dropSubscriber();
-    await Promise.all(this.#closing);
+    await this.#subscriber.close();
     if (this.#ownsClient) await closeClient(this.#client);
   }
 
@@ -411,6 +428,7 @@ export class RedisStore implements Store {
   }
 
   async getRun(id: string): Promise<RunRecord | undefined> {
+    if (!this.#checked) await this.#ready();
     const hash = await this.#client.hgetall(`${this.#keys.ofRun(id)}:run:${id}`);
     return decodeRunOrUndefined(Object.entries(hash).flat());
   }
@@ -439,6 +457,7 @@ export class RedisStore implements Store {
   }
 
   async listIndices(runId: string): Promise<readonly IndexRecord[]> {
+    if (!this.#checked) await this.#ready();
     const hash = await this.#client.hgetall(`${this.#keys.ofRun(runId)}:indices:${runId}`);
     return Object.entries(hash)
       .map(([index, record]) => decodeIndex(runId, index, record))
@@ -450,16 +469,8 @@ export class RedisStore implements Store {
    * the first watcher and closed when the last one leaves. Notifications are hints:
    * those published while the connection is down are lost.
    */
-  watch(listener: Listener): () => void {
-    this.#listeners.add(listener);
-    this.#ensureSubscriber();
-    let watching = true;
-    return () => {
-      if (!watching) return;
-      watching = false;
-      this.#listeners.delete(listener);
-      if (this.#listeners.size === 0) this.#dropSubscriber();
-    };
+  watch(listener: (notification: StoreNotification) => void): () => void {
+    return this.#subscriber.watch(listener);
   }
 
   /** The identity of the data under the prefix: a Redis restarted empty (or flushed) has a new one. */
@@ -474,12 +485,18 @@ export class RedisStore implements Store {
 
   /** A script of the store as a whole, on the store-wide tag. */
   #global(script: string, args: readonly string[]): Promise<unknown> {
-    return this.#scripts.run(script, [this.#keys.global], args);
+    return this.#script(script, [this.#keys.global], args);
+  }
+
+  /** Every script call of the store, once its layout is known to be this store's (`#ready`). */
+  #script(script: string, keys: readonly string[], args: readonly string[]): Promise<unknown> {
+    if (this.#checked) return this.#scripts.run(script, keys, args);
+    return this.#ready().then(() => this.#scripts.run(script, keys, args));
   }
 
   /** A script on partition `tag`. */
   #on(tag: string, script: string, args: readonly string[]): Promise<unknown> {
-    return this.#scripts.run(script, [tag], args);
+    return this.#script(script, [tag], args);
   }
 
   /** A script on the partition of job `name`. */
@@ -503,52 +520,5 @@ export class RedisStore implements Store {
   /** A hot script's call, coalesced with concurrent calls of the same script (see `batcher.ts`). */
   #batched(script: BatchableScript, tag: string, args: readonly string[]): Promise<unknown> {
     return this.#batcher.call(script, tag, args);
-  }
-
-  #ensureSubscriber(): void {
-    if (this.#subscriber !== undefined || this.#closed) return;
-    const subscriber = this.#client.duplicate();
-    this.#subscriber = subscriber;
-    this.#flush.state = 'connecting';
-    // A broken subscription only loses hints; the scheduler's polling covers them.
-    subscriber.on('error', () => {});
-    subscriber.on('message', (channel: string, message: string) => {
-      if (channel !== this.#channel || this.#flush.isMarker(message)) return;
-      for (const notification of decodeNotifications(message)) this.#dispatch(notification);
-    });
-    subscriber.on('close', () => {
-      if (this.#subscriber === subscriber) this.#flush.state = 'connecting';
-    });
-    // Subscribed again on every ready connection: ioredis renews only the subscriptions that once succeeded
-    // (a first one may have failed while Redis was down), and the answer says when the flush can count on it.
-    const subscribe = (): void => {
-      subscriber.subscribe(this.#channel).then(
-        () => {
-          if (this.#subscriber === subscriber) this.#flush.state = 'subscribed';
-        },
-        () => {},
-      );
-    };
-    subscriber.on('ready', subscribe);
-    subscribe();
-  }
-
-  #dropSubscriber(): void {
-    const subscriber = this.#subscriber;
-    if (subscriber === undefined) return;
-    this.#subscriber = undefined;
-    this.#flush.state = 'off';
-    const closing = closeClient(subscriber).finally(() => this.#closing.delete(closing));
-    this.#closing.add(closing);
-  }
-
-  #dispatch(notification: StoreNotification): void {
-    for (const listener of this.#listeners) {
-      try {
-        listener(notification);
-      } catch {
-        // A watcher's failure is the watcher's business; the store's state is already consistent.
-      }
-    }
   }
 }

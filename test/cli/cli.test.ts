@@ -226,6 +226,25 @@ describe('without a store', () => {
     expectError(await tickwork(args), 2, pattern);
   });
 
+  it('opens a Redis store of another partition count with --partitions, and says what to pass without it', async (context) => {
+    if (!(await requireServer('redis'))) return context.skip();
+    const ns = uniqueNamespace('tw_cli');
+    try {
+      const app = new Scheduler({ store: new RedisStore({ url: REDIS_URL, prefix: ns, partitions: 6 }), logger: false });
+      app.register({ name: 'six', schedule: '@daily', handler: () => undefined });
+      await app.start();
+      await app.stop();
+      const listed = await tickwork(['jobs', '--json', '--redis', REDIS_URL, '--prefix', ns, '--partitions', '6']);
+      expect(listed.code, listed.stderr).toBe(0);
+      expect((JSON.parse(listed.stdout) as JobInfo[]).map(({ name }) => name)).toEqual(['six']);
+      expectError(await tickwork(['jobs', '--redis', REDIS_URL, '--prefix', ns]), 1, /holds 6 partition\(s\) and this store was given partitions: 12; .*pass partitions: 6/);
+      expectError(await tickwork(['jobs', '--redis', REDIS_URL, '--prefix', ns, '--partitions', 'six']), 2, /^tickwork: --partitions: .*\(got "six"\)$/);
+    } finally {
+      const client = new Redis(REDIS_URL);
+      await deleteRedisKeys(client, ns).finally(() => client.disconnect());
+    }
+  });
+
   it('exits 1 with one line when the store cannot be reached, and reports errors as JSON with --json', async () => {
     expectError(await tickwork(['jobs', '--redis', 'redis://127.0.0.1:1']), 1, /^tickwork: the Redis store at redis:\/\/127\.0\.0\.1:1: store operation listJobs failed/);
     expectError(
