@@ -80,6 +80,10 @@ export class PartitionLeases {
   #member: LockLease | undefined;
   /** When to refresh again on our own, undefined: at the next heartbeat. */
   #refreshAt: number | undefined;
+  /** When the leases were last renewed (`renewDue`). */
+  #renewedAt = -Infinity;
+  /** When this instance first took its member lease (joined the planning). */
+  #joinedAt = -Infinity;
 
   constructor(runtime: Runtime, lock: Lock, count: number) {
     this.#rt = runtime;
@@ -136,8 +140,10 @@ export class PartitionLeases {
       await Promise.all(leaving.map((lease) => this.#release(lease)));
       lost.push(...give);
     }
-    gained.push(...(await this.#take(take)));
-    this.#planRefresh(live, { ...view, mine: new Set(this.#leases.keys()) });
+    const taken = await this.#take(take);
+    gained.push(...taken);
+    // A partition another instance took first (instances that start together race for the free ones): look again soon.
+    this.#planRefresh(live, { ...view, mine: new Set(this.#leases.keys()) }, taken.length < take.length);
     return { gained, lost };
   }
 
@@ -150,14 +156,6 @@ export class PartitionLeases {
     if (member !== undefined) await this.#release(member);
   }
 
-  /** Forgets every lease without a store call (the store is failing; they expire on their own). */
-  dropAll(): number[] {
-    const owned = this.owned;
-    this.#leases.clear();
-    this.#member = undefined;
-    return [...owned];
-  }
-
   /**
    * Renews the held leases (the member lease included) at once, in one `renewAll` call
    * when the lock has it; resolves the partitions lost (refused, or unanswered past
@@ -166,24 +164,36 @@ export class PartitionLeases {
   async renew(): Promise<number[]> {
     const { clock, leaseMs } = this.#rt;
     const now = clock.now();
-    const member = this.#member;
+    this.#renewedAt = now;
+    // The member lease goes along as partition -1.
     const held = [...this.#leases];
-    const leases = member === undefined ? held.map(([, lease]) => lease) : [member, ...held.map(([, lease]) => lease)];
-    const answers = await this.#renewEach(leases, now, now + leaseMs);
-    // An unanswered renewal keeps the lease until it would have expired anyway.
-    const kept = (lease: LockLease, renewed: boolean | undefined): LockLease | undefined =>
-      renewed === true ? { ...lease, leaseUntil: now + leaseMs } : renewed === false || clock.now() >= lease.leaseUntil ? undefined : lease;
-    if (member !== undefined) this.#member = kept(member, answers[0]);
-    const first = member === undefined ? 0 : 1;
+    if (this.#member !== undefined) held.push([-1, this.#member]);
+    const answers = await this.#renewEach(
+      held.map(([, lease]) => lease),
+      now,
+      now + leaseMs,
+    );
     const lost: number[] = [];
     for (const [i, [partition, lease]] of held.entries()) {
-      const renewed = kept(lease, answers[first + i]);
-      if (renewed === undefined) {
+      // An unanswered renewal keeps the lease until it would have expired anyway.
+      const kept = answers[i] === true ? { ...lease, leaseUntil: now + leaseMs } : answers[i] === false || clock.now() >= lease.leaseUntil ? undefined : lease;
+      if (partition < 0) this.#member = kept;
+      else if (kept !== undefined) this.#leases.set(partition, kept);
+      else {
         this.#leases.delete(partition);
         lost.push(partition);
-      } else this.#leases.set(partition, renewed);
+      }
     }
     return lost;
+  }
+
+  /**
+   * Whether leases are held and their last renewal is `leaseMs / 3` old (as a heartbeat
+   * would renew them): work that holds the heartbeat up renews or refreshes them then
+   * (loading or writing a million jobs takes minutes on a busy machine, longer than the lease).
+   */
+  get renewalDue(): boolean {
+    return this.#leases.size > 0 && this.#rt.clock.now() - this.#renewedAt >= this.#rt.leaseMs / 3;
   }
 
   /** One answer per lease (undefined: the lock failed): one `renewAll` call, or a `renew` call each for a lock without it. */
@@ -191,13 +201,11 @@ export class PartitionLeases {
     if (leases.length === 0) return [];
     const { io } = this.#rt;
     const lock = this.#lock;
-    if (lock.renewAll !== undefined) {
-      const renewAll = lock.renewAll.bind(lock);
-      const answers = await io('lock.renewAll', () => renewAll({ leases: leases.map(({ name, owner, token }) => ({ name, owner, token })), now, leaseUntil }));
-      return leases.map((_, i) => answers?.[i]);
-    }
+    const renewAll = lock.renewAll?.bind(lock);
+    if (renewAll !== undefined) return (await io('lock.renewAll', () => renewAll({ leases, now, leaseUntil }))) ?? [];
     return Promise.all(leases.map((lease) => io('lock.renew', () => lock.renew({ ...lease, now, leaseUntil }))));
   }
+
 
   /** The share view from the live leases; takes a member slot first when this instance has none. */
   async #view(live: readonly LockLease[], now: number): Promise<ShareView> {
@@ -210,6 +218,7 @@ export class PartitionLeases {
       while (used.has(`${memberPrefix}${slot}`)) slot += 1;
       const name = `${memberPrefix}${slot}`;
       this.#member = await this.#rt.io('lock.acquire', () => this.#lock.acquire({ name, owner: instanceId, now, leaseUntil: now + this.#rt.leaseMs }));
+      if (this.#member !== undefined && this.#joinedAt < 0) this.#joinedAt = now;
     }
     const owners = new Set(members.map((lease) => lease.owner));
     owners.add(instanceId);
@@ -222,14 +231,21 @@ export class PartitionLeases {
   }
 
   /**
-   * The next refresh of our own: soon while a share is to be given back to us (another
-   * instance gives it at its next heartbeat), else when the earliest lease held by
-   * another instance expires (it is renewed before then while its holder lives).
+   * The next refresh of our own: soon (`leaseMs / 10`) while a share is to be given
+   * back to us (another instance gives it at its next refresh), after a lost race for
+   * a free partition, and during this instance's first `leaseMs` in planning while it
+   * holds more than a newcomer would leave it (instances started together join within
+   * it: the first one to start took every partition, and gives back within
+   * `leaseMs / 10` of their joining rather than at its next heartbeat); else when the
+   * earliest lease held by another instance expires (it is renewed before then while
+   * its holder lives).
    */
-  #planRefresh(live: readonly LockLease[], view: ShareView): void {
+  #planRefresh(live: readonly LockLease[], view: ShareView, lostRace: boolean): void {
     const { clock, leaseMs, instanceId } = this.#rt;
-    if (waitsForShare(view)) {
-      this.#refreshAt = clock.now() + Math.max(1, Math.floor(leaseMs / 10));
+    const now = clock.now();
+    const starting = now - this.#joinedAt < leaseMs && view.mine.size > fairShare({ ...view, members: view.members + 1 });
+    if (lostRace || starting || waitsForShare(view)) {
+      this.#refreshAt = now + Math.max(1, Math.floor(leaseMs / 10));
       return;
     }
     let earliest: number | undefined;

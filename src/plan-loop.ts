@@ -58,6 +58,8 @@ export class PlanLoop {
   /** Plans every job that is due. */
   readonly #waking: SerialTask;
   #stopped = true;
+  /** While `refreshLeases` runs: where a full load puts every record it reads (`complete` once it read them all). */
+  #readAll: (JobRecord[] & { complete?: boolean }) | undefined;
 
   constructor(runtime: Runtime, lock: Lock) {
     this.#rt = runtime;
@@ -108,10 +110,32 @@ export class PlanLoop {
     await this.#leases.releaseAll();
   }
 
-  /** Keeps or takes partition leases; the holder of partition 0 also recovers runs whose owner went silent. */
-  async heartbeat(): Promise<void> {
-    if (this.#stopped) return;
+  /**
+   * A heartbeat's first step: keeps or takes partition leases, and loads the jobs of
+   * the partitions gained. A load reads every stored job (pages are by name): those
+   * records are handed back, so that the registrations' sync that follows compares
+   * with them rather than reading every job again (a restart with unchanged jobs
+   * reads each job once).
+   */
+  async refreshLeases(): Promise<readonly JobRecord[] | undefined> {
+    this.#readAll = [];
     await this.#refresh();
+    const read = this.#readAll;
+    this.#readAll = undefined;
+    return read?.complete === true ? read : undefined;
+  }
+
+  /**
+   * Refreshes the leases if a heartbeat would have by now: called by work that holds
+   * the heartbeat up (a long sync), so the leases stay held and a surplus goes to the
+   * instances that joined meanwhile.
+   */
+  async keepLeases(): Promise<void> {
+    if (!this.#stopped && this.#leases.renewalDue) await this.#refresh();
+  }
+
+  /** The rest of a heartbeat (after `refreshLeases`): the holder of partition 0 also recovers runs whose owner went silent. */
+  async heartbeat(): Promise<void> {
     if (this.#stopped || !this.#leases.any) return;
     const now = this.#rt.clock.now();
     // No notifications (optional): other instances' job changes are seen by reading the jobs again.
@@ -329,14 +353,15 @@ export class PlanLoop {
    */
   async #loadAll(partitions: Set<number>, poll = false): Promise<void> {
     this.#ownWrites.loadingAll();
-    const { clock, io, leaseMs, store } = this.#rt;
+    const { clock, io, store } = this.#rt;
     /** The jobs of `partitions`, each with its first due time, worked out as its page arrives (see below). */
     const loaded: { readonly record: JobRecord; readonly partition: number; readonly dueAt: number | undefined }[] = [];
-    let renewedAt = clock.now();
+    const readAll = poll ? undefined : this.#readAll;
     for (let after: string | undefined; ; ) {
       const query: ListJobsQuery = after === undefined ? { limit: LIST_JOBS_PAGE } : { after, limit: LIST_JOBS_PAGE };
       const page = await io('listJobs', () => store.listJobs(query));
       if (page === undefined || this.#stopped) return;
+      if (readAll !== undefined) for (const record of page) readAll.push(record);
       for (const record of page) {
         const partition = this.#partitionOf(record.name);
         if (!partitions.has(partition)) continue;
@@ -349,11 +374,9 @@ export class PlanLoop {
       // A short page is the last; a long one, a store that ignores the limit (it listed every job).
       if (page.length !== LIST_JOBS_PAGE) break;
       after = page[page.length - 1]?.name;
-      if (clock.now() - renewedAt >= leaseMs / 3) {
-        renewedAt = clock.now();
-        this.#drop(await this.#leases.renew());
-      }
+      if (this.#leases.renewalDue) this.#drop(await this.#leases.renew());
     }
+    if (readAll !== undefined) readAll.complete = true;
     const now = this.#rt.clock.now();
     if (poll) {
       const names = new Set(loaded.map(({ record }) => record.name));

@@ -33,6 +33,8 @@ export interface RegistrationEvents {
   writing(names: readonly string[]): WriteToken;
   /** What the upserts returned (undefined: they failed). */
   written(token: WriteToken, records: readonly JobRecord[] | undefined): void;
+  /** Between batches of a long sync (it holds the heartbeat up): the planner renews its leases if they are due. */
+  pace(): Promise<void>;
 }
 
 export class Registrations {
@@ -89,13 +91,17 @@ export class Registrations {
     return result;
   }
 
-  /** Writes pending registrations, in turn with removals (see `#writes`). */
-  sync(): Promise<void> {
+  /**
+   * Writes pending registrations, in turn with removals (see `#writes`). `stored`:
+   * every stored job, just read by the planner's load in this heartbeat, which a sync
+   * of many jobs compares with instead of reading them all again.
+   */
+  sync(stored?: readonly JobRecord[]): Promise<void> {
     if (this.#openSync !== undefined) return this.#openSync.done;
     const sync: OpenSync = { done: Promise.resolve(), jobs: undefined };
     sync.done = this.#write(() => {
       if (this.#openSync === sync) this.#openSync = undefined;
-      return this.#syncNow(sync.jobs ?? this.#pendingJobs());
+      return this.#syncNow(sync.jobs ?? this.#pendingJobs(), stored);
     });
     this.#openSync = sync;
     return sync.done;
@@ -110,16 +116,22 @@ export class Registrations {
     return jobs;
   }
 
-  /** Initializes the store once and writes pending registrations; what fails stays pending for the next heartbeat. */
-  async #syncNow(pending: readonly NormalizedJob[]): Promise<void> {
-    const { io, store, clock } = this.#rt;
+  /** Initializes the store, once (a failure is reported, and the next call tries again). */
+  async init(): Promise<void> {
+    const { io, store } = this.#rt;
     if (!this.#initialized) this.#initialized = (await io('init', () => store.init().then(() => true))) === true;
+  }
+
+  /** Initializes the store once and writes pending registrations; what fails stays pending for the next heartbeat. */
+  async #syncNow(pending: readonly NormalizedJob[], read: readonly JobRecord[] | undefined): Promise<void> {
+    const { io, store, clock } = this.#rt;
+    await this.init();
     // Nothing pending (every heartbeat of an instance whose jobs are written): no store call, and no look for runs
     // (the executor's own heartbeat looks anyway), so an idle heartbeat polls for ready runs once, not twice.
     if (!this.#initialized || pending.length === 0) return;
     // Many registrations at once (a start or a restart): read the store once and write only what differs,
     // so restarting an unchanged fleet of 100,000 jobs is one read, not 100,000 commits.
-    const stored = pending.length > LIST_BEFORE_SYNC ? await io('listJobs', () => store.listJobs()) : undefined;
+    const stored = pending.length <= LIST_BEFORE_SYNC ? undefined : (read ?? (await io('listJobs', () => store.listJobs())));
     const current = new Map(stored?.map((record) => [record.name, record]));
     const changed: { job: NormalizedJob; spec: JobSpec }[] = [];
     for (const job of pending) {
@@ -147,6 +159,7 @@ export class Registrations {
       if (results === undefined) return; // reported; the next heartbeat retries
       for (const { job } of batch) if (this.jobs.get(job.name) === job) this.#unsynced.delete(job.name);
       for (const { cancelled } of results) this.#on.cancelled(cancelled ?? []);
+      await this.#on.pace();
     }
     this.#on.synced();
   }

@@ -92,6 +92,7 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
       synced: () => this.#executor.poke(),
       writing: (names) => this.#planLoop.expectWrites(names),
       written: (token, records) => this.#planLoop.adopt(token, records),
+      pace: () => this.#planLoop.keepLeases(),
     });
     const { jobs, names } = this.#registrations;
     this.#executor = new Executor(this.#rt, jobs, names, parsed.maxConcurrentRuns ?? Infinity);
@@ -320,11 +321,18 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
     await this.stop();
   }
 
-  /** One heartbeat: sync registrations, keep or take the planner lease, renew run leases, look for work. */
+  /**
+   * One heartbeat: keep or take planner leases (loading the jobs of partitions gained),
+   * sync registrations (compared with the jobs that load read, if any, rather than
+   * reading them again), keep house, renew run leases, look for work. Leases come
+   * first: an instance starting with many jobs to write takes its share at once.
+   */
   async #beat(): Promise<void> {
     if (this.#state === 'running') {
       await this.#registrations.checkIdentity();
-      await this.#registrations.sync();
+      await this.#registrations.init(); // before any other store call, the lock's included
+      const stored = await this.#planLoop.refreshLeases();
+      await this.#registrations.sync(stored);
       await this.#planLoop.heartbeat();
       this.#notePlanner();
     }
