@@ -66,7 +66,7 @@ import {
   upsertArgs,
 } from './codec.js';
 import { KeyLayout } from './key-layout.js';
-import { migrateLayout } from './migration.js';
+import { LayoutCheck } from './layout-check.js';
 import { count, PartitionCalls } from './partition-calls.js';
 import { allJobPages } from '../shared/job-pages.js';
 import { NotificationFlush } from '../shared/notification-flush.js';
@@ -83,16 +83,6 @@ import * as lua from './scripts.js';
 /** Registered job names `findReadyRuns` sends to its script; above this, it asks which jobs have claimable runs first. */
 const NAMES_INLINE = 1_000;
 
-/**
- * The key layout versions `init()` records: 2, every key under `{prefix}` (a store of
- * one partition, and every store from before partitions); 3, each partition under
- * its own tag, with the partition count recorded. A store refuses data laid out by
- * another version, or by another partition count, and moves version 2 to 3 itself.
- */
-const SINGLE_TAG_LAYOUT = '2';
-const PARTITIONED_LAYOUT = '3';
-
-
 export class RedisStore implements Store {
   readonly #client: RedisClient;
   /** Whether `#client` is ours to close. */
@@ -107,9 +97,8 @@ export class RedisStore implements Store {
   readonly #flush: NotificationFlush;
   readonly #subscriber: NotificationSubscriber;
   #lock: RedisLock | undefined;
-  /** Whether the key layout is known to be this store's (`init()`, or `#ready` before a first call). */
-  #checked = false;
-  #checking: Promise<void> | undefined;
+  /** Whether the key layout is this store's (`layout-check.ts`). */
+  readonly #layout: LayoutCheck;
 
   /**
    * @example new RedisStore({ client: new Redis(process.env.REDIS_URL) })
@@ -130,6 +119,7 @@ export class RedisStore implements Store {
     this.partitions = parsed.partitions;
     this.#keys = new KeyLayout(parsed.prefix, parsed.partitions);
     this.#scripts = new ScriptRunner(this.#client);
+    this.#layout = new LayoutCheck({ client: this.#client, scripts: this.#scripts, keys: this.#keys, prefix: parsed.prefix, partitions: parsed.partitions });
     const run = (script: string, keys: readonly string[], args: readonly string[]): Promise<unknown> => this.#script(script, keys, args);
     this.#calls = new PartitionCalls(this.#keys, this.#client, run);
     this.#batcher = new ScriptBatcher({ run, lanePerTag: this.#calls.perPartition });
@@ -143,59 +133,13 @@ export class RedisStore implements Store {
   /**
    * Loads the scripts and checks the key layout (idempotent, safe to race). A prefix
    * in the single-tag layout (version 2, from before partitions) opened with several
-   * partitions is moved to the partitioned layout first (`migration.ts`).
+   * partitions is moved to the partitioned layout first (`layout-check.ts`, `migration.ts`).
    * @throws StoreError (code `'STORE'`) when the prefix holds another layout
    *   version, or another partition count: the message names both and what to do.
    */
   async init(): Promise<void> {
     await this.#scripts.load([...lua.STORE_SCRIPTS, ...LOCK_SCRIPTS]);
-    await this.#checkLayout(true);
-    this.#checked = true;
-  }
-
-  /**
-   * Before the first call of a store whose `init()` was not called (the CLI reads a
-   * store without starting a scheduler): the layout is checked as `init()` does, but
-   * never migrated, so that a store of another partition count fails instead of
-   * reading keys where nothing is.
-   */
-  #ready(): Promise<void> {
-    this.#checking ??= this.#checkLayout(false).then(
-      () => void (this.#checked = true),
-      (error: unknown) => {
-        this.#checking = undefined;
-        throw error;
-      },
-    );
-    return this.#checking;
-  }
-
-  async #checkLayout(migrate: boolean): Promise<void> {
-    let [version, stored] = await this.#layout();
-    if (version === SINGLE_TAG_LAYOUT && this.partitions > 1 && migrate) {
-      await migrateLayout({ client: this.#client, keys: this.#keys, partitions: this.partitions });
-      [version, stored] = await this.#layout();
-    }
-    const expected = this.partitions > 1 ? PARTITIONED_LAYOUT : SINGLE_TAG_LAYOUT;
-    if (version === expected && Number(stored) === this.partitions) return;
-    const prefix = JSON.stringify(this.#prefix);
-    if (version === PARTITIONED_LAYOUT || version === SINGLE_TAG_LAYOUT) {
-      throw new StoreError(
-        'init',
-        new Error(
-          `prefix ${prefix} holds ${stored} partition(s) and this store was given partitions: ${this.partitions}; ` +
-            `every instance on a prefix must use the same count: pass partitions: ${stored}, or use a new prefix` +
-            (version === SINGLE_TAG_LAYOUT ? ` (init() of a store of ${this.partitions} partitions moves it to them)` : ''),
-        ),
-      );
-    }
-    throw new StoreError('init', new Error(`prefix ${prefix} holds key layout version ${version}; this store uses ${expected}`));
-  }
-
-  /** The stored layout version and partition count (recorded on first use). */
-  async #layout(): Promise<[string, string]> {
-    const [version, stored] = asArray(await this.#scripts.run(lua.INIT, [this.#keys.global], [String(this.partitions)]), 'init reply');
-    return [asString(version, 'version'), asString(stored, 'partitions')];
+    await this.#layout.init();
   }
 
   /** Closes the subscriber connection, and the client when the store created it from a URL. */
@@ -428,7 +372,7 @@ export class RedisStore implements Store {
   }
 
   async getRun(id: string): Promise<RunRecord | undefined> {
-    if (!this.#checked) await this.#ready();
+    if (!this.#layout.checked) await this.#layout.ready();
     const hash = await this.#client.hgetall(`${this.#keys.ofRun(id)}:run:${id}`);
     return decodeRunOrUndefined(Object.entries(hash).flat());
   }
@@ -457,7 +401,7 @@ export class RedisStore implements Store {
   }
 
   async listIndices(runId: string): Promise<readonly IndexRecord[]> {
-    if (!this.#checked) await this.#ready();
+    if (!this.#layout.checked) await this.#layout.ready();
     const hash = await this.#client.hgetall(`${this.#keys.ofRun(runId)}:indices:${runId}`);
     return Object.entries(hash)
       .map(([index, record]) => decodeIndex(runId, index, record))
@@ -488,10 +432,10 @@ export class RedisStore implements Store {
     return this.#script(script, [this.#keys.global], args);
   }
 
-  /** Every script call of the store, once its layout is known to be this store's (`#ready`). */
+  /** Every script call of the store, once its layout is known to be this store's (`layout-check.ts`). */
   #script(script: string, keys: readonly string[], args: readonly string[]): Promise<unknown> {
-    if (this.#checked) return this.#scripts.run(script, keys, args);
-    return this.#ready().then(() => this.#scripts.run(script, keys, args));
+    if (this.#layout.checked) return this.#scripts.run(script, keys, args);
+    return this.#layout.ready().then(() => this.#scripts.run(script, keys, args));
   }
 
   /** A script on partition `tag`. */
