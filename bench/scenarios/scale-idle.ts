@@ -60,10 +60,13 @@ async function startTickwork(): Promise<Started> {
   const noop = (): void => undefined;
   for (let i = 0; i < jobs; i += 1) scheduler.register({ name: `yearly-${i}`, schedule: YEARLY, handler: noop });
   await scheduler.start();
-  // start() resolves within 5 s whatever the store does; the jobs are written and loaded once the instance has planned.
+  // start() resolves within 5 s whatever the store does. An instance takes its leases before it writes its jobs
+  // and plans each batch as it is written: every job is written and planned once it has planned and the last
+  // registered job (written last: registrations are written in order) is stored.
+  const last = `yearly-${jobs - 1}`;
   for (;;) {
     const health = await scheduler.health();
-    if (health.planner && health.lastPlanAt !== undefined) break;
+    if (health.planner && health.lastPlanAt !== undefined && (await scheduler.getJob(last).then((job) => job !== undefined, () => false))) break;
     await sleep(20);
   }
   return {
