@@ -206,7 +206,6 @@ export class PartitionLeases {
     return Promise.all(leases.map((lease) => io('lock.renew', () => lock.renew({ ...lease, now, leaseUntil }))));
   }
 
-
   /** The share view from the live leases; takes a member slot first when this instance has none. */
   async #view(live: readonly LockLease[], now: number): Promise<ShareView> {
     const { instanceId } = this.#rt;
