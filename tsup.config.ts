@@ -26,6 +26,7 @@ const entry = {
   testing: 'src/testing/index.ts',
   store: 'src/store-entry.ts',
   dashboard: 'src/dashboard/index.ts',
+  telemetry: 'src/telemetry/index.ts',
 };
 
 /**
