@@ -139,6 +139,12 @@ describe('the built package without its optional drivers', () => {
     expect(await runApp(path.join(app, 'bundle.mjs'))).toEqual(expected);
   });
 
+  it('declares the core without @opentelemetry/api: an app without it type-checks against tickwork', async () => {
+    for (const file of ['index.d.ts', 'types.d.ts', 'testing.d.ts', 'telemetry.d.ts']) {
+      expect(await readFile(path.join(ROOT, 'dist', file), 'utf8')).not.toMatch(/(from|import) '@opentelemetry\/api'/);
+    }
+  });
+
   it('instruments runs with the tickwork/telemetry entry it loads by name, and a bundle run elsewhere with the entry it imports', async () => {
     const app = await appDir(['@opentelemetry/api']);
     await writeFile(path.join(app, 'traced.mjs'), `import { Scheduler } from 'tickwork';\n${TELEMETRY_BODY}`);
