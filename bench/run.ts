@@ -6,7 +6,8 @@
  * (bench/lib/tickwork.ts), which this runs first (`npm run build`).
  * Scenarios: fire-lag, fire-lag-stores, throughput, alloc, idle, skip, catch-up, cron-maths, preview, registration, footprint,
  * and the scale scenarios scale-idle, burst, every-10s (on private Redis and Postgres servers the bench starts and
- * removes: bench/lib/private-servers.ts). `--jobs N` sets their job counts for development (default 1,000,000
+ * removes: bench/lib/private-servers.ts) and burst-cluster (the burst on a 3-master Redis Cluster the bench starts,
+ * test/integration/redis-cluster.ts). `--jobs N` sets their job counts for development (default 1,000,000
  * registered, a 100,000-job burst, 10,000 jobs every 10 s); `--quick` shortens every-10s to 30 s;
  * `--fleet redis:3,postgres:1` picks every-10s's runs (store:instances); BENCH_PARTITIONS sets the stores' partition count;
  * `--baseline <dir> <label>` measures another commit's build in `<dir>` beside this one (scale-idle, 100,000 jobs).
@@ -14,6 +15,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
+import os from 'node:os';
 import pg from 'pg';
 import { Redis } from 'ioredis';
 import { runScenario, ROOT } from './lib/child.js';
@@ -21,6 +23,7 @@ import { renderMarkdown, renderSvg, type Results } from './lib/report.js';
 import { DATABASE_URL, REDIS_URL, systemInfo } from './lib/sysinfo.js';
 import { serverCpuReader } from './lib/server-cpu.js';
 import { startPrivateServers, type PrivateServers } from './lib/private-servers.js';
+import { startCluster } from '../test/integration/redis-cluster.js';
 import { sleep, summarize } from './lib/stats.js';
 
 const argv = process.argv.slice(2);
@@ -264,6 +267,42 @@ function dailyAt(at: number): string {
   return `${d.getUTCSeconds()} ${d.getUTCMinutes()} ${d.getUTCHours()} * * *`;
 }
 
+interface MasterReading {
+  /** Calls per command (INFO commandstats). */
+  readonly calls: Map<string, number>;
+  readonly cpuMs: number;
+}
+
+/** What each master of a cluster has done so far: calls per command and CPU (ms). */
+async function perMaster(nodes: readonly Redis[]): Promise<MasterReading[]> {
+  return Promise.all(
+    nodes.map(async (node) => {
+      const [stats, cpu] = [await node.info('commandstats'), await node.info('cpu')];
+      const field = (name: string): number => Number(new RegExp(`${name}:([\\d.]+)`).exec(cpu)?.[1] ?? NaN);
+      return {
+        calls: new Map([...stats.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)].map((match) => [match[1] as string, Number(match[2])])),
+        cpuMs: (field('used_cpu_sys') + field('used_cpu_user')) * 1000,
+      };
+    }),
+  );
+}
+
+/** Per master, what it did between two `perMaster` readings (less the two INFO of the first), and the commands run most, all masters together. */
+function masterDeltas(before: MasterReading[], after: MasterReading[]) {
+  const sum = (calls: Map<string, number>): number => [...calls.values()].reduce((a, b) => a + b, 0);
+  const commands = after.map((a, i) => sum(a.calls) - sum(before[i]?.calls ?? new Map()) - 2);
+  const cpuMs = after.map((a, i) => a.cpuMs - (before[i]?.cpuMs ?? NaN));
+  const byCommand = new Map<string, number>();
+  after.forEach((a, i) => {
+    for (const [command, calls] of a.calls) byCommand.set(command, (byCommand.get(command) ?? 0) + calls - (before[i]?.calls.get(command) ?? 0));
+  });
+  byCommand.set('info', (byCommand.get('info') ?? 0) - 2 * after.length);
+  const top = Object.fromEntries([...byCommand].filter(([, calls]) => calls > 0).sort((a, b) => b[1] - a[1]).slice(0, 6));
+  return { commands, busiestOverQuietest: Math.max(...commands) / Math.min(...commands), cpuMs, top };
+}
+
+const loadAverage = (): string => os.loadavg().map((l) => l.toFixed(2)).join(' ');
+
 const scenarios: Record<string, (results: Results) => Promise<void>> = {
   async 'fire-lag'(results) {
     results['fire-lag'] = [];
@@ -432,6 +471,38 @@ const scenarios: Record<string, (results: Results) => Promise<void>> = {
         }
       }
     });
+  },
+  async 'burst-cluster'(results) {
+    // The burst with 3 instances on a 3-master Redis Cluster, the store's default partitions: how evenly the
+    // partitions' hash tags spread the work over the masters (issue 20: the busiest within 2x of the quietest).
+    const jobs = D.burstJobs;
+    const cluster = await startCluster();
+    const masters = cluster.nodes.map((node) => new Redis({ ...node }));
+    try {
+      const env = { REDIS_CLUSTER_NODES: cluster.nodes.map((node) => `${node.host}:${node.port}`).join(',') };
+      const processes = 3;
+      const lead = 20_000 + Math.ceil(jobs / 100_000) * 60_000;
+      const tick = Math.ceil((Date.now() + lead) / 1000) * 1000;
+      const loadAtStart = loadAverage();
+      log(`burst-cluster (${processes} processes, ${jobs.toLocaleString('en-US')} jobs, 3 masters, tick at ${new Date(tick).toISOString().slice(11, 19)}, load ${loadAtStart})`);
+      const atSpawn = await perMaster(masters);
+      // From 500 ms before the tick (the runs created ahead of it), as the instances' CPU.
+      const beforeTick = sleep(tick - 500 - Date.now()).then(() => perMaster(masters));
+      beforeTick.catch(() => undefined); // awaited below, unless the fleet fails first
+      try {
+        const row = await fleetRun('redis', processes, jobs, dailyAt(tick), tick, tick + 1, 1, env);
+        const [atTick, atEnd] = [await beforeTick, await perMaster(masters)];
+        results['burst-cluster'] = [
+          { ...row, masters: masters.length, registration: masterDeltas(atSpawn, atTick), burst: masterDeltas(atTick, atEnd), loadAtStart, loadAtEnd: loadAverage(), cores: os.cpus().length },
+        ];
+      } catch (error) {
+        log(`burst-cluster FAILED: ${String((error as Error).message).slice(0, 300)}`);
+        results['burst-cluster'] = [{ store: 'redis', processes, jobs, error: String((error as Error).message).slice(0, 300), loadAtStart, loadAtEnd: loadAverage(), cores: os.cpus().length }];
+      }
+    } finally {
+      for (const master of masters) master.disconnect();
+      await cluster.stop();
+    }
   },
   async 'every-10s'(results) {
     results['every-10s'] = [];

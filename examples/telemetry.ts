@@ -16,6 +16,9 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { DataPointType, MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import { Scheduler } from '../src/index.js';
+// Run from source, so the instrumentation comes from source too: a Scheduler from the installed
+// package loads `tickwork/telemetry` by itself (an app bundled to run without node_modules imports it).
+import '../src/telemetry/index.js';
 
 /** A reader collected once, at the end (an app's would export on an interval). */
 class OnDemandReader extends MetricReader {

@@ -30,7 +30,7 @@ export function requireDriver<T>(name: DriverName): T {
   try {
     return localRequire()(name) as T;
   } catch (error) {
-    if (isNotFound(error, name)) throw driverMissing(name, error);
+    if (notFound(error, name)) throw driverMissing(name, error);
     throw error;
   }
 }
@@ -48,13 +48,13 @@ export function driverMissing(name: DriverName, cause?: unknown): TickworkError 
  * CommonJS one through tsup's shim). Bundled into an app's CommonJS bundle it has
  * none, and resolves from the app's entry script instead, next to its `node_modules`.
  */
-function localRequire(): NodeJS.Require {
+export function localRequire(): NodeJS.Require {
   const here = (import.meta as { url?: string }).url;
   return createRequire(here ?? pathToFileURL(process.argv[1] ?? path.join(process.cwd(), 'index.js')).href);
 }
 
 /** The driver itself is missing (not one of its own dependencies, which is a broken install to report as is). */
-function isNotFound(error: unknown, name: string): boolean {
+export function notFound(error: unknown, name: string): boolean {
   if (typeof error !== 'object' || error === null) return false;
   const { code, message } = error as { code?: unknown; message?: unknown };
   return (

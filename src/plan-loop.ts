@@ -52,14 +52,12 @@ export class PlanLoop {
   /** Refreshes the leases before the next heartbeat (`PartitionLeases.refreshAt`). */
   readonly #refreshTimer: DeadlineTimer;
   /** Renews the leases and moves toward this instance's share; a refresh asked for meanwhile joins the one under way. */
-  readonly #refreshing: SerialTask;
+  readonly #refreshing: SerialTask<readonly JobRecord[] | undefined>;
   /** Planning writes in flight, per partition (`#handOver` waits for them). */
   readonly #writes = new PartitionWrites();
   /** Plans every job that is due. */
   readonly #waking: SerialTask;
   #stopped = true;
-  /** While `refreshLeases` runs: where a full load puts every record it reads (`complete` once it read them all). */
-  #readAll: (JobRecord[] & { complete?: boolean }) | undefined;
 
   constructor(runtime: Runtime, lock: Lock) {
     this.#rt = runtime;
@@ -67,7 +65,7 @@ export class PlanLoop {
     this.#jobs = new DueJobs(runtime.clock, () => void this.wake());
     this.#housekeeping = new Housekeeping(runtime, () => !this.#stopped && this.#leases.any);
     this.#refreshTimer = new DeadlineTimer(runtime.clock, () => {
-      this.#refresh().then(() => this.wake()).catch(this.#reportCrash);
+      this.#refreshing.run().then(() => this.wake()).catch(this.#reportCrash);
     });
     this.#waking = new SerialTask(
       async () => {
@@ -117,12 +115,8 @@ export class PlanLoop {
    * with them rather than reading every job again (a restart with unchanged jobs
    * reads each job once).
    */
-  async refreshLeases(): Promise<readonly JobRecord[] | undefined> {
-    this.#readAll = [];
-    await this.#refresh();
-    const read = this.#readAll;
-    this.#readAll = undefined;
-    return read?.complete === true ? read : undefined;
+  refreshLeases(): Promise<readonly JobRecord[] | undefined> {
+    return this.#refreshing.run();
   }
 
   /**
@@ -131,7 +125,7 @@ export class PlanLoop {
    * instances that joined meanwhile.
    */
   async keepLeases(): Promise<void> {
-    if (!this.#stopped && this.#leases.renewalDue) await this.#refresh();
+    if (!this.#stopped && this.#leases.renewalDue) await this.#refreshing.run();
   }
 
   /** The rest of a heartbeat (after `refreshLeases`): the holder of partition 0 also recovers runs whose owner went silent. */
@@ -151,16 +145,15 @@ export class PlanLoop {
     void this.wake();
   }
 
-  #refresh(): Promise<void> {
-    return this.#refreshing.run();
-  }
-
-  /** Renews the leases and moves toward this instance's share: drops the jobs of partitions lost, loads those gained. */
-  async #refreshLeases(): Promise<void> {
+  /**
+   * Renews the leases and moves toward this instance's share: drops the jobs of partitions lost, loads those gained.
+   * Returns every stored job when it loaded them all.
+   */
+  async #refreshLeases(): Promise<readonly JobRecord[] | undefined> {
     this.#refreshTimer.clear();
     const { gained, lost } = await this.#leases.refresh(this.#handOver);
     this.#drop(lost);
-    if (gained.length > 0 && !this.#stopped) await this.#loadAll(new Set(gained));
+    return gained.length > 0 && !this.#stopped ? this.#loadAll(new Set(gained)) : undefined;
   }
 
   onNotification(notification: StoreNotification): void {
@@ -349,19 +342,20 @@ export class PlanLoop {
    * meanwhile is left out. (Every job is read and those of other partitions skipped:
    * the store's pages are by name.) `poll`: the heartbeat's re-read of a store without
    * notifications, which plans each job as a `job-changed` reload would (a job being
-   * planned meanwhile stays in place).
+   * planned meanwhile stays in place). Returns every stored job when it read them all
+   * (not when polling): a heartbeat's sync compares the registrations with them.
    */
-  async #loadAll(partitions: Set<number>, poll = false): Promise<void> {
+  async #loadAll(partitions: Set<number>, poll = false): Promise<JobRecord[] | undefined> {
     this.#ownWrites.loadingAll();
     const { clock, io, store } = this.#rt;
     /** The jobs of `partitions`, each with its first due time, worked out as its page arrives (see below). */
     const loaded: { readonly record: JobRecord; readonly partition: number; readonly dueAt: number | undefined }[] = [];
-    const readAll = poll ? undefined : this.#readAll;
+    const read: JobRecord[] = [];
     for (let after: string | undefined; ; ) {
       const query: ListJobsQuery = after === undefined ? { limit: LIST_JOBS_PAGE } : { after, limit: LIST_JOBS_PAGE };
       const page = await io('listJobs', () => store.listJobs(query));
       if (page === undefined || this.#stopped) return;
-      if (readAll !== undefined) for (const record of page) readAll.push(record);
+      if (!poll) for (const record of page) read.push(record);
       for (const record of page) {
         const partition = this.#partitionOf(record.name);
         if (!partitions.has(partition)) continue;
@@ -376,7 +370,6 @@ export class PlanLoop {
       after = page[page.length - 1]?.name;
       if (this.#leases.renewalDue) this.#drop(await this.#leases.renew());
     }
-    if (readAll !== undefined) readAll.complete = true;
     const now = this.#rt.clock.now();
     if (poll) {
       const names = new Set(loaded.map(({ record }) => record.name));
@@ -390,6 +383,7 @@ export class PlanLoop {
       this.#jobs.set(record.name, job);
       if (dueAt !== undefined) this.#setDue(record.name, job, dueAt);
     }
+    return read;
   }
 
   async #reload(name: string): Promise<void> {

@@ -52,7 +52,8 @@ import type {
   StopOptions,
   TriggerOptions,
 } from './types.js';
-import { Telemetry } from './telemetry/telemetry.js';
+import { loadTelemetry } from './telemetry/loader.js';
+import type { TelemetryHooks } from './telemetry/telemetry.js';
 import { parseInput } from './validation.js';
 import { toRunInfo } from './views.js';
 
@@ -67,7 +68,7 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
   readonly #registrations: Registrations;
   readonly #planLoop: PlanLoop;
   readonly #executor: Executor;
-  readonly #telemetry: Telemetry | undefined;
+  readonly #telemetry: TelemetryHooks | undefined;
   #state: State = 'idle';
   /** Whether this instance held the planner lease at the end of the last heartbeat (for the log). */
   #wasPlanner = false;
@@ -84,7 +85,7 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
     const leaseMs = parsed.leaseMs ?? 30_000;
     const log = new Log(parsed.logger, instanceId, this);
     // Telemetry first: a missing `@opentelemetry/api` fails the constructor before anything else is set up.
-    this.#telemetry = parsed.telemetry === undefined || parsed.telemetry === false ? undefined : new Telemetry(parsed.telemetry, clock);
+    this.#telemetry = parsed.telemetry === undefined || parsed.telemetry === false ? undefined : loadTelemetry(parsed.telemetry, clock);
     this.#rt = createRuntime({ store, clock, instanceId, leaseMs, events: this, log, health: new HealthMonitor(clock, log, leaseMs) });
     this.#planLoop = new PlanLoop(this.#rt, plannerLock(store, parsed.lock));
     this.#registrations = new Registrations(this.#rt, {

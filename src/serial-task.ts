@@ -14,29 +14,30 @@ export interface SerialTaskOptions {
   readonly idle?: () => void;
 }
 
-export class SerialTask {
-  readonly #work: () => Promise<void>;
+export class SerialTask<T = void> {
+  readonly #work: () => Promise<T>;
   readonly #again: () => boolean;
   readonly #idle: (() => void) | undefined;
-  #running: Promise<void> | undefined;
+  #running: Promise<T> | undefined;
   #askedAgain = false;
 
-  constructor(work: () => Promise<void>, options: SerialTaskOptions = {}) {
+  constructor(work: () => Promise<T>, options: SerialTaskOptions = {}) {
     this.#work = work;
     this.#again = options.again ?? (() => true);
     this.#idle = options.idle;
   }
 
   /** The runs under way (with the one asked for meanwhile), if any. */
-  get running(): Promise<void> | undefined {
+  get running(): Promise<T> | undefined {
     return this.#running;
   }
 
   /**
    * Runs the work now or, while it runs, once more after that run. Resolves when the
-   * run that serves this request has ended; rejects if a run throws.
+   * run that serves this request has ended, with what the last run returned; rejects
+   * if a run throws.
    */
-  run(): Promise<void> {
+  run(): Promise<T> {
     if (this.#running !== undefined) {
       this.#askedAgain = true;
       return this.#running;
@@ -45,12 +46,14 @@ export class SerialTask {
     return this.#running;
   }
 
-  async #loop(): Promise<void> {
+  async #loop(): Promise<T> {
     try {
+      let result: T;
       do {
         this.#askedAgain = false;
-        await this.#work();
+        result = await this.#work();
       } while (this.#askedAgain && this.#again());
+      return result;
     } finally {
       this.#running = undefined;
       this.#idle?.();

@@ -1,4 +1,4 @@
-/** SerialTask: one run at a time; asked for meanwhile, exactly one more run after it. */
+/** SerialTask: one run at a time; asked for meanwhile, exactly one more run after it; resolves with the last run's result. */
 import { expect, it } from 'vitest';
 import { SerialTask } from '../src/serial-task.js';
 import { FakeClock } from '../src/testing/fake-clock.js';
@@ -94,4 +94,23 @@ it('calls `idle` once after the last run, also when a run throws (and the reques
   await ok;
   expect(calls).toBe(3);
   expect(idle).toEqual([10, 30]);
+});
+
+it('resolves with what the last run returned: a request made meanwhile gets the run that served it', async () => {
+  const clock = new FakeClock(0);
+  let calls = 0;
+  const task = new SerialTask(async () => {
+    calls += 1;
+    await clock.sleep(100);
+    return calls;
+  });
+  const first = task.run();
+  await clock.advance(50);
+  const second = task.run();
+  await clock.advance(1_000);
+  expect([await first, await second]).toEqual([2, 2]);
+  const dropped = new SerialTask(async () => ++calls, { again: () => false });
+  const alone = dropped.run();
+  const meanwhile = dropped.run(); // dropped by `again`: it gets the run under way's result
+  expect([await alone, await meanwhile]).toEqual([3, 3]);
 });

@@ -4,7 +4,9 @@ import { DataPointType, MeterProvider, MetricReader, type HistogramMetricData, t
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Scheduler, ValidationError, type RunContext, type TelemetryOptions } from '../src/index.js';
-import { Telemetry } from '../src/telemetry/telemetry.js';
+import { RunAbortedError } from '../src/errors.js';
+import { loadTelemetry } from '../src/telemetry/loader.js';
+import { createTelemetry, TELEMETRY_KEY } from '../src/telemetry/telemetry.js';
 import { formatTraceparent, parseTraceparent } from '../src/telemetry/trace-context.js';
 import { FakeClock } from '../src/testing/index.js';
 import { T0, harness, stopWhileAdvancing } from './helpers.js';
@@ -134,7 +136,7 @@ describe('telemetry: spans', () => {
 
   it("links a run's span to the traceparent its context carries (from the trigger() or backfill() that created it)", async () => {
     const clock = new FakeClock(T0);
-    const tel = new Telemetry(telemetry, clock);
+    const tel = loadTelemetry(telemetry, clock);
     const caller = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
     const ctx = { runId: 'r.manual.k', jobName: 'r', scheduledAt: new Date(T0), attempt: 1, index: 0, trigger: 'manual', signal: new AbortController().signal, traceparent: caller };
     await tel.wrap(() => undefined)(ctx as unknown as RunContext);
@@ -272,9 +274,46 @@ describe('telemetry option', () => {
   });
 });
 
+describe('telemetry: loading the tickwork/telemetry entry', () => {
+  const registry = globalThis as unknown as Record<symbol, unknown>;
+  const key = Symbol.for(TELEMETRY_KEY);
+
+  it('uses the entry an import registered (test/setup/telemetry.ts: the source)', () => {
+    expect(registry[key]).toBe(createTelemetry);
+    const registered = registry[key];
+    let used = 0;
+    registry[key] = (...args: Parameters<typeof createTelemetry>) => ((used += 1), createTelemetry(...args));
+    try {
+      new Scheduler({ telemetry, clock: new FakeClock(T0) });
+      expect(used).toBe(1);
+    } finally {
+      registry[key] = registered;
+    }
+  });
+
+  it("else loads the installed package's entry by name (here dist/, a second copy), handing it the core's RunAbortedError", async () => {
+    const registered = registry[key];
+    delete registry[key];
+    try {
+      const tel = loadTelemetry(telemetry, new FakeClock(T0));
+      expect(registry[key]).not.toBe(createTelemetry); // dist/telemetry.cjs registered itself
+      expect(registry[key]).toBeTypeOf('function');
+      const controller = new AbortController();
+      const ctx = { runId: 'd.manual.k', jobName: 'd', scheduledAt: new Date(T0), attempt: 1, index: 0, trigger: 'manual', signal: controller.signal };
+      const pending = tel.wrap(() => new Promise(() => {}))(ctx as unknown as RunContext);
+      controller.abort(new RunAbortedError('d.manual.k', 'attempt-timeout'));
+      expect(pending).toBeInstanceOf(Promise);
+      const [span] = runSpans();
+      expect(span?.status).toEqual({ code: SpanStatusCode.ERROR, message: 'aborted: attempt-timeout' });
+    } finally {
+      registry[key] = registered;
+    }
+  });
+});
+
 describe('trace context', () => {
   it("captures the caller's active span as a W3C traceparent, and nothing outside a span", () => {
-    const tel = new Telemetry(telemetry, new FakeClock(T0));
+    const tel = loadTelemetry(telemetry, new FakeClock(T0));
     expect(tel.captureTraceparent()).toBeUndefined();
     tracerProvider.getTracer('app').startActiveSpan('caller', (span: Span) => {
       const { traceId, spanId } = span.spanContext();

@@ -1,4 +1,4 @@
-/** The scale scenarios' sections of bench/RESULTS.md: scale-idle (with its before/after comparison), burst, every-10s. */
+/** The scale scenarios' sections of bench/RESULTS.md: scale-idle (with its before/after comparison), burst, burst-cluster, every-10s. */
 import { f, kb, type Results } from './report.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -103,6 +103,26 @@ function burstSection(list: any[] | undefined): string {
   return out;
 }
 
+function clusterSection(list: any[] | undefined): string {
+  if (list === undefined) return '';
+  let out = '## Scale: burst on a Redis Cluster\n\n';
+  out +=
+    'The burst above with 3 instances on a local 3-master Redis Cluster (no replicas, no persistence; the one the tests start, test/integration/redis-cluster.ts), the store\'s default 12 partitions: each partition\'s keys carry it in their hash tag, 4 partitions per master. ' +
+    'Commands per master = its `INFO commandstats` calls, summed (commands inside scripts included), from 500 ms before the tick until every instance had stopped (the burst), and before that from the instances\' spawn (registration, loading, planning ahead); the ratio is the busiest master\'s over the quietest\'s (issue 20\'s bound: 2). Server CPU per master from `INFO cpu`. Other figures as in the burst.\n\n';
+  for (const r of list) {
+    out += `_Load average ${r.loadAtStart} at the start and ${r.loadAtEnd} at the end (1, 5, 15 min; the run's own 3 instances and 3 masters among it), ${f(r.cores, 0)} cores._\n\n`;
+    if (r.error !== undefined) {
+      out += `failed: ${String(r.error).slice(0, 200)}\n\n`;
+      continue;
+    }
+    out += fleetTable([r]);
+    const phase = (label: string, p: any): string[] => [label, (p.commands as number[]).map((n) => f(n, 0)).join(' / '), `${f(p.busiestOverQuietest, 2)}×`, (p.cpuMs as number[]).map((n) => f(n, 0)).join(' / ')];
+    out += grid(['phase', 'commands per master', 'busiest ÷ quietest', 'server CPU per master (ms)'], [phase('burst (tick − 500 ms until every instance stopped)', r.burst), phase('registration and loading (spawn until tick − 500 ms)', r.registration)]);
+    if (r.burst.top !== undefined) out += `Commands run most in the burst, all masters: ${Object.entries(r.burst.top as Record<string, number>).map(([command, calls]) => `${command} ${f(calls, 0)}`).join(', ')}.\n\n`;
+  }
+  return out;
+}
+
 function fleetSection(list: any[] | undefined): string {
   let out = '## Scale: 10,000 jobs every 10 seconds\n\n';
   out +=
@@ -111,11 +131,11 @@ function fleetSection(list: any[] | undefined): string {
 }
 
 export function scaleSections(r: Results): string {
-  if (r['scale-idle'] === undefined && r.burst === undefined && r['every-10s'] === undefined) return '';
+  if (r['scale-idle'] === undefined && r.burst === undefined && r['every-10s'] === undefined && r['burst-cluster'] === undefined) return '';
   const run = r.scaleRun;
   const note =
     run === undefined
       ? ''
       : `_The scale scenarios were run ${run.started}, load average ${run.loadAtStart} at the start and ${run.loadAtEnd} at the end (1, 5, 15 min); ${run.note}.${run.counts === undefined ? '' : ` Job counts: ${'`'}${String(run.counts)}${'`'}.`}_\n\n`;
-  return note + idleSection(r['scale-idle'], r['scale-idle-comparison']) + burstSection(r.burst) + fleetSection(r['every-10s']);
+  return note + idleSection(r['scale-idle'], r['scale-idle-comparison']) + burstSection(r.burst) + clusterSection(r['burst-cluster']) + fleetSection(r['every-10s']);
 }

@@ -5,13 +5,20 @@
  * handler's async context so the handler's own spans are its children, and the
  * scheduler's metrics. Spans and durations are timed on the scheduler's clock, so
  * under a `FakeClock` they are in fake time, like the runs they describe.
+ *
+ * This module is the `tickwork/telemetry` entry's (index.ts), not the core's: a
+ * `Scheduler` loads it at run time when `telemetry` is set (loader.ts), so that an app
+ * without telemetry does not carry it (4 KB of a bundled app). It may then be a second
+ * copy next to the app's tickwork (the CommonJS build next to the ES one, or the
+ * installed package next to a bundle), so it imports nothing of the core at run time:
+ * what it needs that has an identity (the `@opentelemetry/api` the core loaded,
+ * `RunAbortedError` for `instanceof`) or that the core owns (the clock, the jitter
+ * rule) is handed to it (`TelemetryDeps`).
  */
-import { jitteredReadyAt } from '../planner.js';
 import type * as OTel from '@opentelemetry/api';
 import type { EventEmitter } from 'eventemitter3';
 import type { Clock } from '../clock.js';
-import { requireDriver } from '../driver.js';
-import { RunAbortedError } from '../errors.js';
+import type { RunAbortedError } from '../errors.js';
 import type { SchedulerEvents } from '../events.js';
 import type { JobHandler, RunContext } from '../types.js';
 import { formatTraceparent, parseTraceparent } from './trace-context.js';
@@ -59,9 +66,40 @@ export interface TracedRunContext extends RunContext {
   readonly traceparent?: string;
 }
 
-export class Telemetry {
+/** What the core hands the telemetry module (see above). */
+export interface TelemetryDeps {
+  /** The `@opentelemetry/api` module (typed loosely: tickwork's declarations must not need the OTel package). */
+  readonly api: object;
+  readonly clock: Clock;
+  /** planner.ts's rule: when a jittered scheduled run became ready. */
+  readonly jitteredReadyAt: (runId: string, tick: number, jitterMs: number) => number;
+  readonly RunAbortedError: typeof RunAbortedError;
+}
+
+/** What the scheduler calls on its telemetry. */
+export interface TelemetryHooks {
+  wrap(handler: JobHandler, jitterMs?: number): JobHandler;
+  observe(events: EventEmitter<SchedulerEvents>): void;
+  captureTraceparent(): string | undefined;
+}
+
+/** What the `tickwork/telemetry` entry exports and registers under `TELEMETRY_KEY`. */
+export type CreateTelemetry = (option: true | TelemetryOptions, deps: TelemetryDeps) => TelemetryHooks;
+
+/**
+ * The `Symbol.for()` key under which an imported `tickwork/telemetry` registers
+ * `createTelemetry` on `globalThis`, for a bundled app (loader.ts). Versioned: a change of
+ * `TelemetryDeps` or `TelemetryHooks` takes a new key, so that two tickwork versions in one
+ * process never hand each other what the other does not expect.
+ */
+export const TELEMETRY_KEY = 'tickwork.telemetry.v1';
+
+export const createTelemetry: CreateTelemetry = (option, deps) => new Telemetry(option, deps);
+
+export class Telemetry implements TelemetryHooks {
   readonly #api: typeof OTel;
   readonly #clock: Clock;
+  readonly #deps: TelemetryDeps;
   readonly #tracer: OTel.Tracer;
   readonly #started: OTel.Counter;
   readonly #finished: OTel.Counter;
@@ -73,14 +111,15 @@ export class Telemetry {
   /** `{ tickwork.job.name }` per job: the attributes of most measurements, built once. */
   readonly #jobAttributes = new Map<string, OTel.Attributes>();
 
-  /** Loads `@opentelemetry/api` (`DRIVER_MISSING` when it is not installed) and creates the instruments. */
-  constructor(option: true | TelemetryOptions, clock: Clock) {
-    const api = requireDriver<typeof OTel>('@opentelemetry/api');
+  /** Creates the instruments, through the `@opentelemetry/api` the core loaded. */
+  constructor(option: true | TelemetryOptions, deps: TelemetryDeps) {
+    const api = deps.api as typeof OTel;
     const given = option === true ? {} : option;
     const tracerProvider = (given.tracerProvider ?? api.trace.getTracerProvider()) as OTel.TracerProvider;
     const meterProvider = (given.meterProvider ?? api.metrics.getMeterProvider()) as OTel.MeterProvider;
     this.#api = api;
-    this.#clock = clock;
+    this.#clock = deps.clock;
+    this.#deps = deps;
     this.#tracer = tracerProvider.getTracer(INSTRUMENTATION_NAME);
     const meter = meterProvider.getMeter(INSTRUMENTATION_NAME);
     this.#started = meter.createCounter('tickwork.runs.started', { unit: '{attempt}', description: 'Handler calls started: one per attempt of a run (per index of a fan-out run)' });
@@ -150,7 +189,7 @@ export class Telemetry {
     // A jittered scheduled run is due at its ready time, not its tick.
     if (ctx.attempt === 1 && ctx.trigger !== 'backfill') {
       const tick = ctx.scheduledAt.getTime();
-      const readyAt = jitterMs === undefined || ctx.trigger !== 'schedule' ? tick : jitteredReadyAt(ctx.runId, tick, jitterMs);
+      const readyAt = jitterMs === undefined || ctx.trigger !== 'schedule' ? tick : this.#deps.jitteredReadyAt(ctx.runId, tick, jitterMs);
       this.#lag.record(Math.max(0, start - readyAt), attributes);
     }
 
@@ -172,7 +211,7 @@ export class Telemetry {
     // shutdown waits for the handler to settle (its run is then released or recorded).
     const onAbort = (): void => {
       const reason: unknown = ctx.signal.reason;
-      const why = reason instanceof RunAbortedError ? reason.reason : 'aborted';
+      const why = reason instanceof this.#deps.RunAbortedError ? reason.reason : 'aborted';
       if (why !== 'shutdown') end({ error: reason, aborted: why });
     };
     ctx.signal.addEventListener('abort', onAbort);

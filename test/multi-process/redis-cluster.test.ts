@@ -1,12 +1,18 @@
 /**
  * SPEC §6.1–6.4 with real processes against a local 3-master Redis Cluster (started
- * by `test/integration/redis-cluster.ts`): the same three-process SIGKILL scenario
- * as redis.test.ts, each worker on its own `ioredis.Cluster` client.
+ * by `test/integration/redis-cluster.ts`), each worker on its own `ioredis.Cluster`
+ * client, the store's default partition count (12: 4 partitions' hash tags per
+ * master): the three-process SIGKILL scenarios of redis.test.ts (b killed once it
+ * plans its share; b the first planner), and the share scenario (partitions shared
+ * out, a SIGKILLed instance's taken over within leaseMs).
  */
 import { afterAll, beforeAll, describe, it } from 'vitest';
+import { DEFAULT_PARTITIONS } from '../../src/partition-option.js';
 import { clusterBinariesAvailable, startCluster, type LocalCluster } from '../integration/redis-cluster.js';
 import { uniqueNamespace } from '../integration/servers.js';
+import type { WorkerConfig } from './harness.js';
 import { killScenario } from './scenario.js';
+import { shareScenario } from './share-scenario.js';
 
 const available = clusterBinariesAvailable();
 if (!available) {
@@ -27,31 +33,27 @@ describe.skipIf(!available)('multi-process: Redis Cluster', () => {
     await cluster?.stop();
   });
 
-  it('three processes, one SIGKILLed mid-handler: at most and at least once per tick, no overlap, recovery', async () => {
+  /** A worker configuration on the cluster, in a namespace of its own, with the store's default partitions. */
+  function onCluster(): WorkerConfig & { partitions: number } {
     if (cluster === undefined) throw new Error('the local cluster did not start');
-    await killScenario('redis-cluster', {
+    return {
       store: 'redis-cluster',
       namespace: uniqueNamespace('twmp'),
       clusterNodes: cluster.nodes.map((node) => ({ host: node.host, port: node.port })),
       leaseMs: 2000,
-      // One partition, so a (started first) plans and the kill of b tests run recovery alone: with
-      // several, whether b holds one yet at the kill depends on how fast the leases are shared out.
-      partitions: 1,
-    });
+      partitions: DEFAULT_PARTITIONS,
+    };
+  }
+
+  it('three processes, one SIGKILLed mid-handler: at most and at least once per tick, no overlap, recovery, its partitions taken over', async () => {
+    await killScenario('redis-cluster', onCluster());
   });
 
-  it('three processes, the planner SIGKILLed mid-handler: planner failover, recovery, nothing twice, missed ticks reported', async () => {
-    if (cluster === undefined) throw new Error('the local cluster did not start');
-    await killScenario(
-      'redis-cluster-planner',
-      {
-        store: 'redis-cluster',
-        namespace: uniqueNamespace('twmp'),
-        clusterNodes: cluster.nodes.map((node) => ({ host: node.host, port: node.port })),
-        leaseMs: 2000,
-        partitions: 1,
-      },
-      { killPlanner: true },
-    );
+  it('three processes, the first planner SIGKILLed mid-handler: planner failover, recovery, nothing twice, missed ticks reported', async () => {
+    await killScenario('redis-cluster-planner', onCluster(), { killPlanner: true });
+  });
+
+  it('12 partitions over three processes: each plans its share; one SIGKILLed, its partitions taken over within leaseMs, nothing missed or twice', async () => {
+    await shareScenario('redis-cluster-share', onCluster());
   });
 });

@@ -114,17 +114,38 @@ export function partitionsAt(lines: readonly LogLine[], pid: number, t: number):
   return Array.isArray(last?.value) ? [...last.value] : [];
 }
 
-/** When every partition of `partitions` was planned by another process than `pid` after `t` (undefined: never). */
-export function takenOverAt(lines: readonly LogLine[], pid: number, partitions: readonly number[], t: number): number | undefined {
+/**
+ * When every partition of `partitions` was planned by another process than `pid` after `t`
+ * (undefined: never); with `by`, by those processes only (not a restarted `pid`, say).
+ */
+export function takenOverAt(lines: readonly LogLine[], pid: number, partitions: readonly number[], t: number, by?: readonly number[]): number | undefined {
   const current = new Map<number, number[]>();
   for (const line of lines) {
-    if (line.ev !== 'partitions' || line.pid === pid || !Array.isArray(line.value)) continue;
+    if (line.ev !== 'partitions' || line.pid === pid || !Array.isArray(line.value) || (by !== undefined && !by.includes(line.pid))) continue;
     current.set(line.pid, [...line.value]);
     if (line.t <= t) continue;
     const held = new Set([...current.values()].flat());
     if (partitions.every((partition) => held.has(partition))) return line.t;
   }
   return undefined;
+}
+
+/** Each live process's partitions now (from its last `partitions` line). */
+export function holdings(h: Harness): Map<number, number[]> {
+  const now = Date.now();
+  return new Map(h.procs.filter((p) => p.exit === undefined).map((p) => [p.pid, partitionsAt(h.lines, p.pid, now)]));
+}
+
+/** Waits until every live process plans some of the `partitions` and together they plan all of them. */
+export async function sharedOut(h: Harness, label: string, partitions: number, timeoutMs = 15_000): Promise<void> {
+  const shared = (): boolean => {
+    const held = [...holdings(h).values()];
+    return held.every((p) => p.length > 0) && new Set(held.flat()).size === partitions;
+  };
+  for (let waited = 0; !shared(); waited += 100) {
+    if (waited > timeoutMs) throw new Error(`${label}: partitions never shared out: ${JSON.stringify([...holdings(h)])}\n${h.diagnostics()}`);
+    await sleep(100);
+  }
 }
 
 export interface KillScenarioResult {
@@ -153,6 +174,9 @@ export async function killScenario(label: string, config: WorkerConfig, options:
     const byName = (name: string) => [first, ...others].find((proc) => proc.instance === name)!;
     const [a, b, c] = [byName('a'), byName('b'), byName('c')];
     const steadyFrom = Date.now();
+    const partitions = config.partitions ?? 1;
+    // With several partitions, kill b only once it plans its share (b started second holds none until a gives some back).
+    if (partitions > 1) await sharedOut(h, label, partitions);
 
     // b is the only instance with slow-kill: wait for its handler to start there. A start whose
     // handler has already ended (b began before a and c were ready, slow on a loaded box) is no use.
@@ -200,9 +224,9 @@ export async function killScenario(label: string, config: WorkerConfig, options:
     const allowHoles = holes(h.lines, 'allow-1s', steadyFrom + 1_000, stopT - 1_000);
     const coalesced = allowHoles.explained;
     const plannerKilled = h.lines.filter((l) => l.ev === 'planner' && l.pid === b.pid && l.t <= killT).at(-1)?.value === true;
-    const partitions = config.partitions ?? 1;
     const heldByB = partitionsAt(h.lines, b.pid, killT);
-    const takenOver = takenOverAt(h.lines, b.pid, heldByB, killT);
+    // By the survivors: b's restart comes 2 s after the kill and would take free partitions too.
+    const takenOver = takenOverAt(h.lines, b.pid, heldByB, killT, [a.pid, c.pid]);
     const forbidHoles = holes(h.lines, 'forbid-1s', steadyFrom + 1_000, stopT - 2_000);
     const takeover = h.lines.find((l) => l.ev === 'planner' && l.value === true && l.t > killT && l.pid !== b.pid);
     const rec = recovery(h.lines, slowStart, killT);

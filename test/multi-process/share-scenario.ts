@@ -7,16 +7,10 @@
 import { expect } from 'vitest';
 import { partitionOf } from '../../src/partition.js';
 import { duplicates, Harness, holes, iso, show, sleep, type LogLine, type WorkerConfig } from './harness.js';
-import { partitionOverlaps, partitionsAt, takenOverAt } from './scenario.js';
+import { holdings, partitionOverlaps, partitionsAt, sharedOut, takenOverAt } from './scenario.js';
 
 const MANY = 24;
 const JOBS = Array.from({ length: MANY }, (_, i) => `many-${i}`);
-
-/** Each live process's partitions now (from its last `partitions` line). */
-function holdings(h: Harness): Map<number, number[]> {
-  const now = Date.now();
-  return new Map(h.procs.filter((p) => p.exit === undefined).map((p) => [p.pid, partitionsAt(h.lines, p.pid, now)]));
-}
 
 export async function shareScenario(label: string, config: WorkerConfig & { partitions: number }): Promise<string> {
   const h = new Harness(config);
@@ -25,15 +19,7 @@ export async function shareScenario(label: string, config: WorkerConfig & { part
     const leaseMs = config.leaseMs ?? 2000;
     const procs = ['a', 'b', 'c'].map((instance) => h.spawn({ instance, jobs: [], env: { TW_MANY: String(MANY) } }));
     await Promise.all(procs.map((proc) => h.waitFor(`${proc.instance} ready`, (l) => l.ev === 'ready' && l.pid === proc.pid, 20_000)));
-    // Wait until every process plans some partitions and together all of them.
-    const shared = (): boolean => {
-      const held = [...holdings(h).values()];
-      return held.every((p) => p.length > 0) && new Set(held.flat()).size === config.partitions;
-    };
-    for (let waited = 0; !shared(); waited += 100) {
-      if (waited > 15_000) throw new Error(`${label}: partitions never shared out: ${JSON.stringify([...holdings(h)])}\n${h.diagnostics()}`);
-      await sleep(100);
-    }
+    await sharedOut(h, label, config.partitions);
     const steadyFrom = Date.now();
     await sleep(7_000);
     const [, b] = procs as [(typeof procs)[0], (typeof procs)[0], (typeof procs)[0]];

@@ -19,6 +19,8 @@ import { SimpleSpanProcessor, TracerProvider, type ReadableSpan, type SpanExport
 import { PostgresStore } from '../../adapters/postgres/index.js';
 import { RedisStore } from '../../adapters/redis/index.js';
 import { Scheduler } from '../../src/index.js';
+// From source: the telemetry entry a Scheduler would otherwise load from dist/ by the package's name.
+import '../../src/telemetry/index.js';
 
 const env = process.env;
 const log = (fields: Record<string, unknown>): void => void process.stdout.write(`${JSON.stringify({ ...fields, pid: process.pid })}\n`);

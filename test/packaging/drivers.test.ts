@@ -59,6 +59,27 @@ const WITHOUT_DRIVERS = {
   telemetry: missing('@opentelemetry/api', 'the telemetry option'),
 };
 
+/** One triggered run with `telemetry` on, traced by a stub tracer provider; prints the span names, or the error. */
+const TELEMETRY_BODY = `
+const spans = [];
+const span = { end() {}, recordException() {}, setStatus() {}, isRecording: () => true, spanContext: () => ({ traceId: '0'.repeat(32), spanId: '0'.repeat(16), traceFlags: 0 }) };
+const tracerProvider = { getTracer: () => ({ startSpan: (name) => (spans.push(name), span) }) };
+(async () => {
+  try {
+    const scheduler = new Scheduler({ telemetry: { tracerProvider } });
+    scheduler.register({ name: 'traced', schedule: '0 0 1 1 *', handler: () => {} });
+    const done = new Promise((resolve) => scheduler.on('run:succeeded', resolve));
+    await scheduler.start();
+    await scheduler.trigger('traced');
+    await done;
+    await scheduler.stop();
+    console.log(JSON.stringify(spans));
+  } catch (error) {
+    console.log(JSON.stringify({ code: error.code, message: error.message }));
+  }
+})();
+`;
+
 let dir: string;
 
 /** An app directory: node_modules/tickwork is a copy of the package; its dependencies are linked. */
@@ -116,5 +137,35 @@ describe('the built package without its optional drivers', () => {
     expect(await runApp(path.join(app, 'app.cjs'))).toEqual(expected);
     await build({ entryPoints: [path.join(app, 'app.mjs')], bundle: true, platform: 'node', format: 'esm', outfile: path.join(app, 'bundle.mjs'), logLevel: 'silent' });
     expect(await runApp(path.join(app, 'bundle.mjs'))).toEqual(expected);
+  });
+
+  it('declares the core without @opentelemetry/api: an app without it type-checks against tickwork', async () => {
+    for (const file of ['index.d.ts', 'types.d.ts', 'testing.d.ts', 'telemetry.d.ts']) {
+      expect(await readFile(path.join(ROOT, 'dist', file), 'utf8')).not.toMatch(/(from|import) '@opentelemetry\/api'/);
+    }
+  });
+
+  it('instruments runs with the tickwork/telemetry entry it loads by name, and a bundle run elsewhere with the entry it imports', async () => {
+    const app = await appDir(['@opentelemetry/api']);
+    await writeFile(path.join(app, 'traced.mjs'), `import { Scheduler } from 'tickwork';\n${TELEMETRY_BODY}`);
+    await writeFile(path.join(app, 'traced.cjs'), `const { Scheduler } = require('tickwork');\n${TELEMETRY_BODY}`);
+    await writeFile(path.join(app, 'traced-import.mjs'), `import 'tickwork/telemetry';\nimport { Scheduler } from 'tickwork';\n${TELEMETRY_BODY}`);
+    expect(await runApp(path.join(app, 'traced.mjs'))).toEqual(['tickwork.run']);
+    expect(await runApp(path.join(app, 'traced.cjs'))).toEqual(['tickwork.run']);
+    // Bundled, run where node_modules has @opentelemetry/api (loaded at run time) but not tickwork.
+    const elsewhere = await mkdtemp(path.join(dir, 'elsewhere-'));
+    await mkdir(path.join(elsewhere, 'node_modules', '@opentelemetry'), { recursive: true });
+    await symlink(path.join(ROOT, 'node_modules', '@opentelemetry', 'api'), path.join(elsewhere, 'node_modules', '@opentelemetry', 'api'), 'dir');
+    for (const name of ['traced.mjs', 'traced-import.mjs']) {
+      const bundled = name.replace('.mjs', '.bundle.mjs');
+      await build({ entryPoints: [path.join(app, name)], bundle: true, platform: 'node', format: 'esm', outfile: path.join(app, bundled), logLevel: 'silent' });
+      await cp(path.join(app, bundled), path.join(elsewhere, bundled));
+    }
+    expect(await runApp(path.join(app, 'traced.bundle.mjs'))).toEqual(['tickwork.run']);
+    expect(await runApp(path.join(elsewhere, 'traced.bundle.mjs'))).toEqual({
+      code: 'DRIVER_MISSING',
+      message: "the telemetry option needs the \"tickwork/telemetry\" module, which could not be loaded: an app bundled to run without tickwork in its node_modules imports it (import 'tickwork/telemetry')",
+    });
+    expect(await runApp(path.join(elsewhere, 'traced-import.bundle.mjs'))).toEqual(['tickwork.run']);
   });
 });
