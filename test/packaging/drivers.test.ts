@@ -167,5 +167,14 @@ describe('the built package without its optional drivers', () => {
       message: "the telemetry option needs the \"tickwork/telemetry\" module, which could not be loaded: an app bundled to run without tickwork in its node_modules imports it (import 'tickwork/telemetry')",
     });
     expect(await runApp(path.join(elsewhere, 'traced-import.bundle.mjs'))).toEqual(['tickwork.run']);
+    // Next to another version's entry (one that registers under another key), the bundle does not take it.
+    await mkdir(path.join(elsewhere, 'node_modules', 'tickwork', 'dist'), { recursive: true });
+    await writeFile(path.join(elsewhere, 'node_modules', 'tickwork', 'package.json'), JSON.stringify({ name: 'tickwork', exports: { './telemetry': './dist/telemetry.cjs' } }));
+    await writeFile(path.join(elsewhere, 'node_modules', 'tickwork', 'dist', 'telemetry.cjs'), "globalThis[Symbol.for('tickwork.telemetry.v0')] = () => { throw new Error('wrong version'); };");
+    expect(await runApp(path.join(elsewhere, 'traced.bundle.mjs'))).toEqual({
+      code: 'DRIVER_MISSING',
+      message: "the telemetry option needs the \"tickwork/telemetry\" module of this tickwork version, and node_modules has another: an app bundled to run without tickwork in its node_modules imports it (import 'tickwork/telemetry')",
+    });
+    expect(await runApp(path.join(elsewhere, 'traced-import.bundle.mjs'))).toEqual(['tickwork.run']);
   });
 });
