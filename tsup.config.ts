@@ -43,7 +43,8 @@ async function buildDeclarations(): Promise<void> {
   const output = (extension: string): OutputOptions => ({
     dir: 'dist',
     entryFileNames: `[name].${extension}`,
-    chunkFileNames: `[name].${extension}`,
+    // The chunk of the public types is named after their module, whichever module rollup would name it after.
+    chunkFileNames: (chunk) => (chunk.moduleIds.some((id) => /[\\/]src[\\/]types\.ts$/.test(id)) ? `types.${extension}` : `[name].${extension}`),
     minifyInternalExports: false,
   });
   try {

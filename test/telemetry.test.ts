@@ -2,6 +2,7 @@ import { context, metrics, trace, SpanStatusCode, type Span } from '@opentelemet
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { DataPointType, MeterProvider, MetricReader, type HistogramMetricData, type MetricData, type SumMetricData } from '@opentelemetry/sdk-metrics';
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider, type ReadableSpan } from '@opentelemetry/sdk-trace';
+import { createRequire } from 'node:module';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Scheduler, ValidationError, type RunContext, type TelemetryOptions } from '../src/index.js';
 import { RunAbortedError } from '../src/errors.js';
@@ -294,6 +295,9 @@ describe('telemetry: loading the tickwork/telemetry entry', () => {
   it("else loads the installed package's entry by name (here dist/, a second copy), handing it the core's RunAbortedError", async () => {
     const registered = registry[key];
     delete registry[key];
+    // A fresh load: the entry registers itself when it is evaluated, once per process.
+    const require = createRequire(import.meta.url);
+    delete require.cache[require.resolve('tickwork/telemetry')];
     try {
       const tel = loadTelemetry(telemetry, new FakeClock(T0));
       expect(registry[key]).not.toBe(createTelemetry); // dist/telemetry.cjs registered itself

@@ -17,23 +17,30 @@ import type { CreateTelemetry, TelemetryHooks, TelemetryOptions } from './teleme
 
 const ENTRY = 'tickwork/telemetry';
 
-/** The telemetry of one scheduler; throws `DRIVER_MISSING` when `@opentelemetry/api` or the entry cannot be loaded. */
+/** The entry registered on `globalThis` (telemetry.ts's TELEMETRY_KEY, written out: importing it would bring that module into the core). */
+const registered = (): CreateTelemetry | undefined => (globalThis as Record<symbol, CreateTelemetry | undefined>)[Symbol.for('tickwork.telemetry.v1')];
+
+/**
+ * The telemetry of one scheduler; throws `DRIVER_MISSING` when `@opentelemetry/api` or the
+ * entry cannot be loaded. An entry loaded from `node_modules` registers itself as an imported
+ * one does, and is taken from there: one of another tickwork version, whose key differs (a
+ * bundle deployed next to an older install), is not taken.
+ */
 export function loadTelemetry(option: true | TelemetryOptions, clock: Clock): TelemetryHooks {
   const api = requireDriver<typeof OTel>('@opentelemetry/api');
-  // telemetry.ts's TELEMETRY_KEY, written out: importing it would bring that module into the core.
-  const create = (globalThis as Record<symbol, CreateTelemetry | undefined>)[Symbol.for('tickwork.telemetry.v1')] ?? requireEntry();
+  const create = registered() ?? requireEntry();
   return create(option, { api, clock, jitteredReadyAt, RunAbortedError });
 }
 
 function requireEntry(): CreateTelemetry {
+  const missing = (why: string, cause?: unknown) =>
+    new TickworkError('DRIVER_MISSING', `the telemetry option needs the "${ENTRY}" module${why}: an app bundled to run without tickwork in its node_modules imports it (import '${ENTRY}')`, { cause });
   try {
-    return (localRequire()(ENTRY) as { createTelemetry: CreateTelemetry }).createTelemetry;
+    localRequire()(ENTRY);
   } catch (error) {
-    if (!notFound(error, ENTRY)) throw error;
-    throw new TickworkError(
-      'DRIVER_MISSING',
-      `the telemetry option needs the "${ENTRY}" module, which could not be loaded: an app bundled to run without tickwork in its node_modules imports it (import '${ENTRY}')`,
-      { cause: error },
-    );
+    throw notFound(error, ENTRY) ? missing(', which could not be loaded', error) : error;
   }
+  const create = registered();
+  if (create === undefined) throw missing(' of this tickwork version, and node_modules has another');
+  return create;
 }

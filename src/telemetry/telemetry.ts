@@ -68,7 +68,8 @@ export interface TracedRunContext extends RunContext {
 
 /** What the core hands the telemetry module (see above). */
 export interface TelemetryDeps {
-  readonly api: typeof OTel;
+  /** The `@opentelemetry/api` module (typed loosely: tickwork's declarations must not need the OTel package). */
+  readonly api: object;
   readonly clock: Clock;
   /** planner.ts's rule: when a jittered scheduled run became ready. */
   readonly jitteredReadyAt: (runId: string, tick: number, jitterMs: number) => number;
@@ -112,7 +113,7 @@ export class Telemetry implements TelemetryHooks {
 
   /** Creates the instruments, through the `@opentelemetry/api` the core loaded. */
   constructor(option: true | TelemetryOptions, deps: TelemetryDeps) {
-    const { api } = deps;
+    const api = deps.api as typeof OTel;
     const given = option === true ? {} : option;
     const tracerProvider = (given.tracerProvider ?? api.trace.getTracerProvider()) as OTel.TracerProvider;
     const meterProvider = (given.meterProvider ?? api.metrics.getMeterProvider()) as OTel.MeterProvider;

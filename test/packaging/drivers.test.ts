@@ -139,6 +139,12 @@ describe('the built package without its optional drivers', () => {
     expect(await runApp(path.join(app, 'bundle.mjs'))).toEqual(expected);
   });
 
+  it('declares the core without @opentelemetry/api: an app without it type-checks against tickwork', async () => {
+    for (const file of ['index.d.ts', 'types.d.ts', 'testing.d.ts', 'telemetry.d.ts']) {
+      expect(await readFile(path.join(ROOT, 'dist', file), 'utf8')).not.toMatch(/(from|import) '@opentelemetry\/api'/);
+    }
+  });
+
   it('instruments runs with the tickwork/telemetry entry it loads by name, and a bundle run elsewhere with the entry it imports', async () => {
     const app = await appDir(['@opentelemetry/api']);
     await writeFile(path.join(app, 'traced.mjs'), `import { Scheduler } from 'tickwork';\n${TELEMETRY_BODY}`);
@@ -159,6 +165,15 @@ describe('the built package without its optional drivers', () => {
     expect(await runApp(path.join(elsewhere, 'traced.bundle.mjs'))).toEqual({
       code: 'DRIVER_MISSING',
       message: "the telemetry option needs the \"tickwork/telemetry\" module, which could not be loaded: an app bundled to run without tickwork in its node_modules imports it (import 'tickwork/telemetry')",
+    });
+    expect(await runApp(path.join(elsewhere, 'traced-import.bundle.mjs'))).toEqual(['tickwork.run']);
+    // Next to another version's entry (one that registers under another key), the bundle does not take it.
+    await mkdir(path.join(elsewhere, 'node_modules', 'tickwork', 'dist'), { recursive: true });
+    await writeFile(path.join(elsewhere, 'node_modules', 'tickwork', 'package.json'), JSON.stringify({ name: 'tickwork', exports: { './telemetry': './dist/telemetry.cjs' } }));
+    await writeFile(path.join(elsewhere, 'node_modules', 'tickwork', 'dist', 'telemetry.cjs'), "globalThis[Symbol.for('tickwork.telemetry.v0')] = () => { throw new Error('wrong version'); };");
+    expect(await runApp(path.join(elsewhere, 'traced.bundle.mjs'))).toEqual({
+      code: 'DRIVER_MISSING',
+      message: "the telemetry option needs the \"tickwork/telemetry\" module of this tickwork version, and node_modules has another: an app bundled to run without tickwork in its node_modules imports it (import 'tickwork/telemetry')",
     });
     expect(await runApp(path.join(elsewhere, 'traced-import.bundle.mjs'))).toEqual(['tickwork.run']);
   });
