@@ -72,6 +72,7 @@ import { allJobPages } from '../shared/job-pages.js';
 import { NotificationFlush } from '../shared/notification-flush.js';
 import { ScriptBatcher } from './batcher.js';
 import { NotificationSubscriber } from './subscriber.js';
+import { IdentityCache } from './identity-cache.js';
 import { closeClient, openClient, ScriptRunner, type RedisClient } from './connection.js';
 import { parseStoreOptions, type RedisStoreOptions } from './options.js';
 import { LOCK_SCRIPTS } from './lock-scripts.js';
@@ -96,6 +97,7 @@ export class RedisStore implements Store {
   readonly #batcher: ScriptBatcher;
   readonly #flush: NotificationFlush;
   readonly #subscriber: NotificationSubscriber;
+  readonly #identity: IdentityCache;
   #lock: RedisLock | undefined;
   /** Whether the key layout is this store's (`layout-check.ts`). */
   readonly #layout: LayoutCheck;
@@ -127,7 +129,9 @@ export class RedisStore implements Store {
     const flushTags = this.#calls.perPartition ? this.#keys.tags : [this.#keys.global];
     this.#flush = new NotificationFlush((marker) => Promise.all(flushTags.map((tag) => run(lua.FLUSH, [tag], [marker]))), flushTags.length);
     // Scripts publish on a channel named after KEYS[1], which ioredis gives the client's `keyPrefix`; channels it does not.
-    this.#subscriber = new NotificationSubscriber(this.#client, `${this.#client.options.keyPrefix ?? ''}${this.#keys.global}:events`, this.#flush);
+    const keyPrefix = this.#client.options.keyPrefix ?? '';
+    this.#identity = new IdentityCache(`${keyPrefix}${this.#keys.global}:identity`);
+    this.#subscriber = new NotificationSubscriber(this.#client, `${keyPrefix}${this.#keys.global}:events`, this.#flush, this.#identity);
   }
 
   /**
@@ -417,9 +421,12 @@ export class RedisStore implements Store {
     return this.#subscriber.watch(listener);
   }
 
-  /** The identity of the data under the prefix: a Redis restarted empty (or flushed) has a new one. */
-  async identity(): Promise<string> {
-    return asString(await this.#global(lua.IDENTITY, [randomUUID()]), 'identity');
+  /**
+   * The identity of the data under the prefix: a Redis restarted empty (or flushed) has
+   * a new one. Answered from memory while the server tracks the key for us (`identity-cache.ts`).
+   */
+  identity(): Promise<string> {
+    return this.#identity.get(async () => asString(await this.#global(lua.IDENTITY, [randomUUID()]), 'identity'));
   }
 
   /** Publishes a marker and waits for it on the subscription: pub/sub keeps order, so every earlier notification is in. */

@@ -1,10 +1,14 @@
 /**
  * Scale, idle: `--jobs` registered yearly jobs (`0 0 1 1 *`) on `--store`, one instance.
  * `--phase first`: register() + start() until the instance has planned once (`health()`
- * says planner with a `lastPlanAt`), heap and RSS per job after GC, then the CPU of this
- * process and of the store's server over the first `--seconds` after that, and again
- * over `--seconds` once settled (V8's memory-reducer GCs of the whole heap done, as in
- * the idle scenario), with per-second slices of this process's CPU.
+ * says planner with a `lastPlanAt`), then the CPU of this process and of the store's
+ * server over the first `--seconds` after that, heap and RSS per job after forced GCs
+ * (taken after that window: a forced GC of the whole heap just before it put its
+ * sweeping into the window), and the CPU again over `--seconds` once settled: V8's own
+ * full GC after the forced ones (its memory reducer's, 300-600 ms of a 100,000-job
+ * heap, which came 20-30 s later and fell into the settled window of earlier runs) and
+ * `--quiet` seconds without one, at most `--settle-max` seconds. Each window has
+ * per-second slices of this process's CPU and the full GCs in it (count, pause ms).
  * `--phase restart`: a new process registers the same jobs on the same store (a deploy
  * that changes nothing): time until it has planned, and what the store wrote and read.
  * `--lib bullmq` (Redis): `upsertJobScheduler()` per job and a `Worker`, same windows.
@@ -38,10 +42,20 @@ const YEARLY = '0 0 1 1 *';
  * (a 53 ms spike in the 2026-11-25 run's Redis row: 0.31 % of a core over 20 s).
  */
 let lastFullGcAt = 0;
+/** When the bench's own `gc()` last ran, by `performance.now()`. */
+let lastForcedGcAt = 0;
+/** V8's own full GCs so far (count, pause ms): a window reports its own. */
+const fullGcs = { count: 0, ms: 0 };
 new PerformanceObserver((list) => {
   for (const entry of list.getEntries() as (PerformanceEntry & { detail?: { kind?: number; flags?: number } })[]) {
-    const forced = ((entry.detail?.flags ?? 0) & constants.NODE_PERFORMANCE_GC_FLAGS_FORCED) !== 0;
-    if (entry.detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR && !forced) lastFullGcAt = Math.max(lastFullGcAt, entry.startTime);
+    if (entry.detail?.kind !== constants.NODE_PERFORMANCE_GC_MAJOR) continue;
+    if (((entry.detail.flags ?? 0) & constants.NODE_PERFORMANCE_GC_FLAGS_FORCED) !== 0) {
+      lastForcedGcAt = Math.max(lastForcedGcAt, entry.startTime);
+      continue;
+    }
+    lastFullGcAt = Math.max(lastFullGcAt, entry.startTime);
+    fullGcs.count += 1;
+    fullGcs.ms += entry.duration;
   }
 }).observe({ entryTypes: ['gc'] });
 
@@ -102,6 +116,7 @@ async function startBullmq(): Promise<Started> {
 async function window(ms: number, server: (() => Promise<number>) | undefined) {
   const c0 = cpuMs();
   const s0 = await server?.();
+  const gc0 = { ...fullGcs };
   const w0 = performance.now();
   const slices: number[] = [];
   let last = c0;
@@ -118,6 +133,8 @@ async function window(ms: number, server: (() => Promise<number>) | undefined) {
     cpuMs: cpuMs() - c0,
     serverCpuMs: s0 === undefined || s1 === undefined ? undefined : s1 - s0,
     sliceCpuMs: slices,
+    fullGcs: fullGcs.count - gc0.count,
+    fullGcPauseMs: fullGcs.ms - gc0.ms,
   };
 }
 
@@ -138,7 +155,6 @@ async function main(): Promise<void> {
   // CPU time, not wall time: on a shared machine the wall time is mostly waiting for a core.
   const readyCpuMs = cpuMs() - cpu0;
   const server1 = await server?.();
-  const after = memory();
   const result: Record<string, unknown> = {
     lib,
     store: storeKind,
@@ -147,16 +163,22 @@ async function main(): Promise<void> {
     readyMs,
     readyCpuMs,
     readyServerCpuMs: server0 === undefined || server1 === undefined ? undefined : server1 - server0,
-    heapPerJob: (after.heapUsed - before.heapUsed) / jobs,
-    rssPerJob: (after.rss - before.rss) / jobs,
   };
-  if (phase === 'restart') result.storeOps = counterDelta(counters0, await storeCounters(storeKind, storeUrl, ns));
-  else {
+  const perJob = (): void => {
+    const after = memory();
+    result.heapPerJob = (after.heapUsed - before.heapUsed) / jobs;
+    result.rssPerJob = (after.rss - before.rss) / jobs;
+  };
+  if (phase === 'restart') {
+    perJob();
+    result.storeOps = counterDelta(counters0, await storeCounters(storeKind, storeUrl, ns));
+  } else {
     result.first = await window(seconds * 1000, server);
-    // Settled: a full GC has run after the registration and none for `quiet` seconds (at least `settle` seconds in all).
+    perJob();
+    // Settled: V8's own full GC has run after the forced ones, and none for `quiet` seconds (at least `settle` seconds in all).
     const settleStart = performance.now();
     await sleep(Math.max(0, settleSeconds * 1000 - seconds * 1000));
-    const settling = (): boolean => lastFullGcAt < t0 || performance.now() - lastFullGcAt < quietSeconds * 1000;
+    const settling = (): boolean => lastFullGcAt < lastForcedGcAt || performance.now() - lastFullGcAt < quietSeconds * 1000;
     while (performance.now() - settleStart < settleMaxSeconds * 1000 && settling()) await sleep(1000);
     result.settledAfterS = (performance.now() - t0 - readyMs) / 1000;
     result.idle = await window(seconds * 1000, server);

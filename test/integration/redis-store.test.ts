@@ -252,6 +252,89 @@ describe.skipIf(!up)('RedisStore', () => {
       }));
   });
 
+  describe('identity', () => {
+    /** The store's identity reads: IDENTITY script calls on `client`. */
+    function countReads(client: Redis): () => number {
+      const evalsha = client.evalsha.bind(client) as (...args: unknown[]) => Promise<unknown>;
+      let reads = 0;
+      vi.spyOn(client, 'evalsha').mockImplementation(((...args: unknown[]) => {
+        // The IDENTITY script is the only one whose single key is the global tag and single argument a UUID.
+        if (args[1] === 1 && typeof args[2] === 'string' && !args[2].includes('/') && /^[0-9a-f-]{36}$/.test(String(args[3]))) reads += 1;
+        return evalsha(...args);
+      }) as never);
+      return () => reads;
+    }
+
+    it('is answered from memory while the server tracks it, and read again once it is deleted', async () => {
+      const client = new Redis(REDIS_URL);
+      const prefix = uniqueNamespace('tw');
+      const store = new RedisStore({ client, prefix });
+      const reads = countReads(client);
+      const unwatch = store.watch(() => {});
+      try {
+        await store.init();
+        // Tracking comes with the pub/sub connection: once it is set up, a read is kept.
+        await vi.waitFor(async () => {
+          const before = reads();
+          await store.identity();
+          await store.identity();
+          expect(reads() - before).toBe(1);
+        }, { timeout: 5_000, interval: 50 });
+        const identity = await store.identity();
+        const before = reads();
+        for (let i = 0; i < 10; i += 1) expect(await store.identity()).toBe(identity);
+        expect(reads()).toBe(before);
+        // The data is lost (the key goes as a flush or a restart would take it): the server says so, and the next answer is new.
+        await admin.del(`{${prefix}}:identity`);
+        await vi.waitFor(async () => expect(await store.identity()).not.toBe(identity), { timeout: 5_000, interval: 20 });
+        expect(reads()).toBeGreaterThan(before);
+      } finally {
+        unwatch();
+        await store.close();
+        await deleteRedisKeys(admin, prefix);
+        await client.quit();
+      }
+    });
+
+    it('is read every time without a pub/sub connection (no watcher), and again after 15 answers from memory with one', async () => {
+      const client = new Redis(REDIS_URL);
+      const prefix = uniqueNamespace('tw');
+      const store = new RedisStore({ client, prefix });
+      const reads = countReads(client);
+      try {
+        await store.init();
+        for (let i = 0; i < 5; i += 1) await store.identity();
+        expect(reads()).toBe(5);
+        const unwatch = store.watch(() => {});
+        try {
+          await vi.waitFor(async () => {
+            const before = reads();
+            await store.identity();
+            await store.identity();
+            expect(reads() - before).toBe(1);
+          }, { timeout: 5_000, interval: 50 });
+          // Kept by the last read: 14 more from memory, then one read (a pub/sub connection may die without closing).
+          const before = reads();
+          for (let i = 0; i < 14; i += 1) await store.identity();
+          expect(reads()).toBe(before);
+          await store.identity();
+          expect(reads()).toBe(before + 1);
+        } finally {
+          unwatch();
+        }
+        // The pub/sub connection closed: read every time again.
+        const before = reads();
+        await store.identity();
+        await store.identity();
+        expect(reads()).toBe(before + 2);
+      } finally {
+        await store.close();
+        await deleteRedisKeys(admin, prefix);
+        await client.quit();
+      }
+    });
+  });
+
   describe('notifications', () => {
     it('reach the watchers of another store instance on the same prefix', () =>
       withStore(async (store, prefix) => {
