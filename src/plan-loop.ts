@@ -8,9 +8,9 @@
  * `scheduleRun`. An `Allow` job's run is created `PLAN_AHEAD_MS` before its tick,
  * ready at the tick. Other instances take a partition over when its lease expires.
  *
- * The jobs and their due times live in `due-jobs.ts`, what is decided of one job in
- * `plan-step.ts`. The holder of partition 0 also
- * keeps the store's house, for every partition (`housekeeping.ts`: recovery, pending
+ * The jobs and their due times live in `due-jobs.ts`, their paged load in
+ * `job-load.ts`, what is decided of one job in `plan-step.ts`. The holder of partition
+ * 0 also keeps the store's house, for every partition (`housekeeping.ts`: recovery, pending
  * timeouts, history TTL): the lease of partition 0 elects its owner and hands it over
  * as any partition's.
  */
@@ -24,16 +24,15 @@ import { PartitionLeases, PartitionWrites } from './partition-leases.js';
 import { OwnWrites, type WriteToken } from './own-writes.js';
 import type { MissedRange } from './planner.js';
 import { backfillStep, decide, firstDue, plannable, scheduledRun, waitsForRuns } from './plan-step.js';
+import { loadJobs, NOT_PLANNABLE } from './job-load.js';
 import { messageOf } from './errors.js';
 import type { Runtime } from './runtime.js';
-import { LIST_JOBS_PAGE, type JobRecord, type ListJobsQuery, type Lock, type ScheduleRunResult, type StoreNotification } from './store.js';
+import type { JobRecord, Lock, ScheduleRunResult, StoreNotification } from './store.js';
 import { SerialTask } from './serial-task.js';
 import { toRunInfo } from './views.js';
 
 /** The partition whose holder keeps the store's house. */
 const HOUSEKEEPING_PARTITION = 0;
-/** A loaded job the planner leaves alone (see `plannable`). */
-const NOT_PLANNABLE = -1;
 /** Jobs planned at once; each is one store call in flight. */
 const PLAN_CONCURRENCY = 64;
 /** Planning steps for one job in one wake; a guard against a store that keeps answering `conflict`. */
@@ -335,41 +334,17 @@ export class PlanLoop {
   }
 
   /**
-   * Loads the jobs of `partitions`, `LIST_JOBS_PAGE` at a time, renewing the leases
-   * between pages every `leaseMs / 3` as the heartbeat would: reading a million jobs
-   * takes minutes on a busy machine, longer than the lease, and a load that outlived
-   * its lease would start over at the next heartbeat, for ever. A partition lost
-   * meanwhile is left out. (Every job is read and those of other partitions skipped:
-   * the store's pages are by name.) `poll`: the heartbeat's re-read of a store without
+   * Loads the jobs of `partitions` (`job-load.ts`), renewing the leases between pages; a
+   * partition lost meanwhile is left out. `poll`: the heartbeat's re-read of a store without
    * notifications, which plans each job as a `job-changed` reload would (a job being
    * planned meanwhile stays in place). Returns every stored job when it read them all
    * (not when polling): a heartbeat's sync compares the registrations with them.
    */
   async #loadAll(partitions: Set<number>, poll = false): Promise<JobRecord[] | undefined> {
     this.#ownWrites.loadingAll();
-    const { clock, io, store } = this.#rt;
-    /** The jobs of `partitions`, each with its first due time, worked out as its page arrives (see below). */
-    const loaded: { readonly record: JobRecord; readonly partition: number; readonly dueAt: number | undefined }[] = [];
-    const read: JobRecord[] = [];
-    for (let after: string | undefined; ; ) {
-      const query: ListJobsQuery = after === undefined ? { limit: LIST_JOBS_PAGE } : { after, limit: LIST_JOBS_PAGE };
-      const page = await io('listJobs', () => store.listJobs(query));
-      if (page === undefined || this.#stopped) return;
-      if (!poll) for (const record of page) read.push(record);
-      for (const record of page) {
-        const partition = this.#partitionOf(record.name);
-        if (!partitions.has(partition)) continue;
-        // The planning maths of a million jobs is minutes of CPU on a busy machine: done page by page, between
-        // the lease renewals below, not in one go after the last page, where it outlived the lease (a 1M-job
-        // load on Redis at load 18 lost its lease after each load and loaded every job again, four times).
-        const dueAt = poll ? undefined : plannable(this.#rt, record) ? firstDue(this.#rt, record, clock.now()) : NOT_PLANNABLE;
-        loaded.push({ record, partition, dueAt });
-      }
-      // A short page is the last; a long one, a store that ignores the limit (it listed every job).
-      if (page.length !== LIST_JOBS_PAGE) break;
-      after = page[page.length - 1]?.name;
-      if (this.#leases.renewalDue) this.#drop(await this.#leases.renew());
-    }
+    const load = await loadJobs(this.#rt, partitions, this.#leases.count, poll, () => this.#stopped, this.#renewDue);
+    if (load === undefined) return undefined;
+    const { loaded, read } = load;
     const now = this.#rt.clock.now();
     if (poll) {
       const names = new Set(loaded.map(({ record }) => record.name));
@@ -385,6 +360,11 @@ export class PlanLoop {
     }
     return read;
   }
+
+  /** Between the pages of a load: renews the leases if a heartbeat would have by now. */
+  readonly #renewDue = async (): Promise<void> => {
+    if (this.#leases.renewalDue) this.#drop(await this.#leases.renew());
+  };
 
   async #reload(name: string): Promise<void> {
     this.#ownWrites.reading(name);

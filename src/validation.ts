@@ -4,9 +4,7 @@
  * re-checks what a schema proved.
  */
 import * as z from 'zod/mini';
-import { ZodMiniType } from 'zod/mini'; // named: TypeScript calls an assertion (`init`) only through a declared name
-// Named, not through `z.core`: a bundler cannot tree-shake a namespace inside a namespace.
-import { $constructor, type $strict, type $ZodIssue, type $ZodLooseShape, type $ZodRawIssue, type ParsePayload } from 'zod/v4/core';
+import type { $strict, $ZodIssue, $ZodLooseShape, $ZodRawIssue } from 'zod/v4/core';
 import { ValidationError, messageOf, type ValidationIssue } from './errors.js';
 
 /**
@@ -66,97 +64,13 @@ function worded(issues: readonly $ZodRawIssue[]): readonly $ZodIssue[] {
   return result.success ? [] : result.error.issues;
 }
 
-interface Field {
-  readonly run: z.ZodMiniType['_zod']['run'];
-  /** Absent with issues: ignored (optional in and out). */
-  readonly skip: boolean;
-  /** Absent and passed by its schema: "nonoptional". */
-  readonly required: boolean;
-  /** Absent: its value is kept always, never, or when defined (undefined). */
-  readonly keep: boolean | undefined;
-}
-
-/** What zod's object parser does with one key's result (the compiled parser does the common cases inline). */
-function settle(payload: ParsePayload, result: Record<string, unknown>, key: string, field: Field, parsed: ParsePayload, present: boolean): void {
-  if (!present && field.skip && parsed.issues.length > 0) return;
-  for (const issue of parsed.issues) {
-    (issue as { path?: PropertyKey[] }).path = issue.path === undefined ? [key] : [key, ...issue.path];
-    payload.issues.push(issue);
-  }
-  if (!present && field.required && parsed.issues.length === 0) payload.issues.push({ code: 'invalid_type', expected: 'nonoptional', input: undefined, path: [key] });
-  if (present || (field.keep ?? parsed.value !== undefined)) result[key] = parsed.value;
-}
-
-type ParseKeys = (input: Record<string, unknown>, payload: ParsePayload, ctx: object | undefined) => Record<string, unknown>;
-
 /**
- * The keys' parser, compiled for the shape as zod's JIT parser is: each key read, tested and
- * written by its name, which made `parseJobDefinition` about 1.7x faster than a loop over the
- * keys (reading and writing them by a variable name), as fast as zod's. Where code generation
- * is disallowed (`--disallow-code-generation-from-strings`, a CSP), that loop.
+ * `z.strictObject(shape)`: unknown keys are issues ("Unrecognized key"). zod/mini's own
+ * object parser, key by key: zod's JIT-compiled one (classic `z.object`'s) parses a job
+ * definition faster but brings 3 KB more into a bundled app.
  */
-function keysParser(keys: readonly string[], fields: readonly Field[]): ParseKeys {
-  try {
-    const code = keys.map((key, i) => {
-      const name = JSON.stringify(key);
-      const { keep, required } = fields[i]!;
-      const settleIt = `S(payload,out,${name},F[${i}],r,p)`;
-      // Passed: kept when present (or absent and kept), else only a required key has more to say; issues: settle.
-      return `r=F[${i}].run({value:input[${name}],issues:[]},ctx);p=${name} in input;if(r.issues.length===0){if(p${keep === true ? '||1' : keep === undefined ? '||r.value!==undefined' : ''})out[${name}]=r.value;${required ? `else ${settleIt}` : ''}}else ${settleIt};`;
-    });
-    // Built from the shape's own key names, quoted by JSON.stringify.
-    return new Function('F', 'S', `return(input,payload,ctx)=>{let r,p;const out={};${code.join('')}return out}`)(fields, settle) as ParseKeys;
-  } catch {
-    return (input, payload, ctx) => {
-      const out: Record<string, unknown> = {};
-      keys.forEach((key, i) => settle(payload, out, key, fields[i]!, fields[i]!.run({ value: input[key], issues: [] }, ctx as never) as ParsePayload, key in input));
-      return out;
-    };
-  }
-}
-
-/**
- * `strictObject`'s parser, written here: zod's objects (its JIT-compiled parser, which
- * classic `z.object` uses, and zod/mini's own, key by key, which made `register()` about
- * 25 % slower) bring 3 KB into a bundled app for what tickwork needs of them. It does what
- * zod's JIT parser does with the same issues, in the same order: each key of the shape
- * (an absent key is read as `undefined`; an optional one that is absent is left out, its
- * issues ignored; a required one that its schema passes absent is "nonoptional"), then the
- * input's unknown keys in one "unrecognized_keys" issue. Synchronous only, like every
- * tickwork schema.
- */
-const StrictObject = $constructor('TickworkStrictObject', (inst: z.ZodMiniType, def: { type: 'object'; shape: $ZodLooseShape }) => {
-  ZodMiniType.init(inst, def as never);
-  const keys = Object.keys(def.shape);
-  const known = new Set(keys);
-  let parseKeys: ParseKeys | undefined;
-  inst._zod.parse = (payload, ctx) => {
-    const input = payload.value as Record<string, unknown>;
-    if (typeof input !== 'object' || input === null || Array.isArray(input)) {
-      payload.issues.push({ code: 'invalid_type', expected: 'object', input, inst });
-      return payload;
-    }
-    // Built at the first parse, as zod does: a schema's optin may be worked out lazily.
-    parseKeys ??= keysParser(
-      keys,
-      keys.map((key): Field => {
-        const { run, optin, optout } = (def.shape[key] as z.ZodMiniType)._zod;
-        const optionalOut = optout === 'optional';
-        return { run, skip: optin !== undefined && optionalOut, required: optin === undefined, keep: optin === 'defaulted' ? (optionalOut ? undefined : true) : optin !== undefined && !optionalOut ? undefined : false };
-      }),
-    );
-    const result = parseKeys(input, payload, ctx);
-    const unknown: string[] = [];
-    for (const key in input) if (!known.has(key)) unknown.push(key);
-    if (unknown.length > 0) payload.issues.push({ code: 'unrecognized_keys', keys: unknown, input, inst, continue: true });
-    payload.value = result;
-    return payload;
-  };
-});
-
-/** `z.strictObject(shape)`: unknown keys are issues ("Unrecognized key"). */
 export function strictObject<Shape extends $ZodLooseShape>(shape: Shape): z.ZodMiniObject<Shape, $strict> {
-  return new StrictObject({ type: 'object', shape }) as unknown as z.ZodMiniObject<Shape, $strict>;
+  return z.strictObject(shape);
 }
 
 /**
