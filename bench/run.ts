@@ -15,6 +15,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import pg from 'pg';
@@ -245,6 +246,7 @@ async function fleetRun(store: string, processes: number, jobs: number, schedule
   const readServerCpu = url === undefined ? undefined : await serverCpu(storeKindOf(store), url);
   // The store server's CPU from 500 ms before the window (as the instances') until the last instance is done.
   const serverCpuAtStart = readServerCpu === undefined ? undefined : sleep(windowStart - 500 - Date.now()).then(readServerCpu);
+  const loadAtStart = loadavg()[0] as number;
   const children = await Promise.all(
     Array.from({ length: processes }, (_, role) =>
       runScenario<FleetChild>(scenario('fleet'), {
@@ -285,6 +287,8 @@ async function fleetRun(store: string, processes: number, jobs: number, schedule
         return [String((Number(tick) - windowStart) / 1000), { lastStart: Math.round(Math.max(...entries.map((e) => e[1]))), lastCreated: Math.round(Math.max(...entries.map((e) => e[2]))) }];
       }),
     ),
+    // The machine's 1-minute load average when the instances were started and when they were done.
+    load: [loadAtStart, loadavg()[0] as number],
     serverCpuMs,
     serverCpuPct: serverCpuMs === undefined ? undefined : (serverCpuMs / serverCpuIntervalMs) * 100,
     // Per process: whether it planned, its CPU over the window (ms and % of a core), the runs it started, its start() time.

@@ -36,6 +36,8 @@ async function main(): Promise<void> {
     if (errors++ < 5) process.stderr.write(`tickwork error (role ${role}): ${error.message}\n`);
   });
   const log = new FireLog(windowStart, windowEnd);
+  /** When a handler of the window last started here, or its planner last created a run of the window. */
+  let lastActivity = 0;
   /** Time from the tick to `run:created` in this process (its planner's), ticks in the window only. */
   const createdLags: number[] = [];
   /** Per tick of the window: [runs started here, the latest start's lag, the latest creation's lag here]. */
@@ -45,11 +47,11 @@ async function main(): Promise<void> {
     const nominal = run.scheduledAt.getTime();
     if (nominal < windowStart || nominal >= windowEnd) return;
     const lag = nowMs() - nominal;
+    lastActivity = Math.max(lastActivity, nowMs()); // planning is activity too: a planner still creating runs stays
     createdLags.push(lag);
     const entry = tickEntry(nominal);
     entry[2] = Math.max(entry[2], lag);
   });
-  let lastStart = 0;
   let plannerAtTick = false;
   for (let i = 0; i < jobs; i += 1) {
     const name = `job-${i}`;
@@ -60,7 +62,7 @@ async function main(): Promise<void> {
         const startedAt = nowMs();
         const nominal = scheduledAt.getTime();
         if (nominal >= windowStart && nominal < windowEnd) {
-          lastStart = startedAt;
+          lastActivity = startedAt;
           const entry = tickEntry(nominal);
           entry[0] += 1;
           entry[1] = Math.max(entry[1], startedAt - nominal);
@@ -87,8 +89,9 @@ async function main(): Promise<void> {
   }
   const cpu0 = cpuMs();
   await sleep(Math.max(0, windowEnd - Date.now()));
-  // Until handlers have stopped starting here: the last tick's runs may still be draining.
-  while (Date.now() < windowEnd + graceMs && (lastStart === 0 || nowMs() - lastStart < quietMs)) await sleep(200);
+  // Until handlers have stopped starting here and its planner has stopped creating runs: the last tick's runs may still be
+  // draining (an instance that left while planning would leave its partitions to the others only after its leases expired).
+  while (Date.now() < windowEnd + graceMs && (lastActivity === 0 || nowMs() - lastActivity < quietMs)) await sleep(200);
   const cpuMsInWindow = cpuMs() - cpu0;
   if (session !== undefined) {
     const { profile } = await session.post('Profiler.stop');
