@@ -12,7 +12,6 @@
  * failed attempts, of plain and fan-out runs alike, and decides with the job's
  * retry limit when a failed attempt fails the run.
  */
-import PQueue from 'p-queue';
 import { abortAttempt, createAttempt, finishOf, intervalOf, renewalOf, runHandler, timeoutError, type Attempt, type HandlerEnding } from './attempt.js';
 import { retryDelay } from './backoff.js';
 import type { TimerHandle } from './clock.js';
@@ -21,6 +20,7 @@ import { listening, reportError, runFailedEvent, safeEmit, toRunError, type RunF
 import type { NormalizedJob } from './job-definition.js';
 import type { Runtime } from './runtime.js';
 import { SerialTask } from './serial-task.js';
+import { TaskPool } from './task-pool.js';
 import { UpcomingRuns } from './upcoming-runs.js';
 import {
   LEASE_EXPIRED_ERROR,
@@ -51,7 +51,7 @@ export class Executor {
    * The slots: one task per claim, holding its slot through the attempt it starts. A
    * task is added only to a free slot, so the queue never holds a waiting task.
    */
-  readonly #slots: PQueue;
+  readonly #slots: TaskPool;
   /** A ready run was left unclaimed for want of a slot: the next freed slot looks for it. */
   #backlog = false;
   #accepting = false;
@@ -73,7 +73,7 @@ export class Executor {
     this.#jobs = jobs;
     this.#jobNames = jobNames;
     this.#maxConcurrentRuns = maxConcurrentRuns;
-    this.#slots = new PQueue({ concurrency: maxConcurrentRuns });
+    this.#slots = new TaskPool(maxConcurrentRuns);
     this.#slots.on('next', this.#slotFreed);
     this.#filling = new SerialTask(() => this.#fill(), { again: () => this.#accepting });
     this.#upcoming = new UpcomingRuns(runtime.clock, {
@@ -212,34 +212,38 @@ export class Executor {
   #claim(runId: string, jobName: string, now = this.#rt.clock.now(), claimed?: (landed: boolean) => void): void {
     const job = this.#jobs.get(jobName);
     if (job === undefined || this.#attempts.has(runId)) return claimed?.(false);
-    // The task reports its own faults, so the queue's promise for it never rejects.
-    void this.#slots.add(() => this.#claimAndRun(job, runId, now, claimed).catch(this.#reportCrash));
+    this.#slots.run(() => this.#claimAndRun(job, runId, now, claimed));
   }
 
-  /** One slot's task: the claim, then the attempt it starts until its outcome is recorded. */
+  /** One slot's task: the claim, then the attempt it starts until its outcome is recorded. It reports its own faults, so it never rejects. */
   async #claimAndRun(job: NormalizedJob, runId: string, now: number, claimed: ((landed: boolean) => void) | undefined): Promise<void> {
-    const { io, store, instanceId, leaseMs } = this.#rt;
-    const input: ClaimRunInput =
-      job.timeoutMs === undefined
-        ? { runId, owner: instanceId, now, leaseUntil: now + leaseMs }
-        : { runId, owner: instanceId, now, leaseUntil: now + leaseMs, deadlineAt: now + job.timeoutMs };
-    const claim = await io('claimRun', () => store.claimRun(input));
-    if (claim === undefined) return claimed?.(false);
-    const attempt = createAttempt(claim, job);
-    if (!this.#accepting) {
-      // Stopped while the claim was on its way: give the run straight back rather than start a handler.
-      await this.#write(attempt, RELEASED);
-      return claimed?.(false);
+    try {
+      const { io, store, instanceId, leaseMs } = this.#rt;
+      const input: ClaimRunInput =
+        job.timeoutMs === undefined
+          ? { runId, owner: instanceId, now, leaseUntil: now + leaseMs }
+          : { runId, owner: instanceId, now, leaseUntil: now + leaseMs, deadlineAt: now + job.timeoutMs };
+      const claim = await io('claimRun', () => store.claimRun(input));
+      if (claim === undefined) return claimed?.(false);
+      const attempt = createAttempt(claim, job);
+      if (!this.#accepting) {
+        // Stopped while the claim was on its way: give the run straight back rather than start a handler.
+        await this.#write(attempt, RELEASED);
+        return claimed?.(false);
+      }
+      // One claim leases one index of a fan-out run; a claim that leaves more to take notifies `run-ready` again.
+      this.#attempts.set(attempt.key, attempt);
+      if (attempt.index !== undefined) {
+        const siblings = this.#indexAttempts.get(attempt.run.id) ?? new Set<Attempt>();
+        siblings.add(attempt);
+        this.#indexAttempts.set(attempt.run.id, siblings);
+      }
+      claimed?.(true);
+      await this.#execute(attempt);
+    } catch (error) {
+      this.#reportCrash(error);
+      claimed?.(false);
     }
-    // One claim leases one index of a fan-out run; a claim that leaves more to take notifies `run-ready` again.
-    this.#attempts.set(attempt.key, attempt);
-    if (attempt.index !== undefined) {
-      const siblings = this.#indexAttempts.get(attempt.run.id) ?? new Set<Attempt>();
-      siblings.add(attempt);
-      this.#indexAttempts.set(attempt.run.id, siblings);
-    }
-    claimed?.(true);
-    await this.#execute(attempt);
   }
 
   async #fill(): Promise<void> {

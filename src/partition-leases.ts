@@ -112,12 +112,13 @@ export class PartitionLeases {
   }
 
   /**
-   * Renews what is held, then takes or gives back partitions toward the fair share;
+   * Renews what is held (unless renewed within `leaseMs / 6`), then takes or gives back partitions toward the fair share;
    * `handOver` is awaited before partitions are given back (the planner stops planning
    * them and lets its writes in flight end).
    */
   async refresh(handOver: (partitions: readonly number[]) => Promise<void>): Promise<LeaseChanges> {
-    const lost = await this.renew();
+    // Refreshes every leaseMs / 10 (a share to settle) renew every other time: renewals stay under leaseMs / 2 apart.
+    const lost = this.#rt.clock.now() - this.#renewedAt < this.#rt.leaseMs / 6 ? [] : await this.renew();
     const gained: number[] = [];
     this.#refreshAt = undefined;
     if (this.count === 1 || this.#lock.list === undefined) {
@@ -175,7 +176,8 @@ export class PartitionLeases {
     );
     const lost: number[] = [];
     for (const [i, [partition, lease]] of held.entries()) {
-      // An unanswered renewal keeps the lease until it would have expired anyway.
+      // An unanswered renewal keeps the lease until it would have expired anyway, and the next refresh renews again.
+      if (answers[i] === undefined) this.#renewedAt = -Infinity;
       const kept = answers[i] === true ? { ...lease, leaseUntil: now + leaseMs } : answers[i] === false || clock.now() >= lease.leaseUntil ? undefined : lease;
       if (partition < 0) this.#member = kept;
       else if (kept !== undefined) this.#leases.set(partition, kept);

@@ -15,7 +15,6 @@
  * timeouts, history TTL): the lease of partition 0 elects its owner and hands it over
  * as any partition's.
  */
-import PQueue from 'p-queue';
 import { DeadlineTimer } from './deadline-timer.js';
 import { DueJobs, type PlannedJob } from './due-jobs.js';
 import { reportError, safeEmit } from './events.js';
@@ -30,6 +29,7 @@ import { messageOf } from './errors.js';
 import type { Runtime } from './runtime.js';
 import type { JobRecord, Lock, ScheduleRunResult, StoreNotification } from './store.js';
 import { SerialTask } from './serial-task.js';
+import { TaskPool } from './task-pool.js';
 import { toRunInfo } from './views.js';
 
 /** The partition whose holder keeps the store's house. */
@@ -47,7 +47,7 @@ export class PlanLoop {
   readonly #jobs: DueJobs;
   readonly #housekeeping: Housekeeping;
   /** The planners of due jobs, `PLAN_CONCURRENCY` at most. */
-  readonly #pool = new PQueue({ concurrency: PLAN_CONCURRENCY });
+  readonly #pool = new TaskPool(PLAN_CONCURRENCY);
   /** Jobs waiting for a run to finish (CatchUp or a backfill blocked by an active run). */
   readonly #blocked = new Set<string>();
   readonly #ownWrites = new OwnWrites();
@@ -206,7 +206,7 @@ export class PlanLoop {
     const [started, taken] = [clock.now(), this.#taken];
     for (let due = this.#nextDue(); due !== undefined; due = pool.pending < PLAN_CONCURRENCY ? this.#nextDue() : undefined) {
       const first = due;
-      pool.add(() => this.#planFrom(first)).catch(this.#reportCrash);
+      pool.run(() => this.#planFrom(first));
     }
     await pool.onIdle();
     if (this.#taken - taken >= PLAN_CONCURRENCY) this.#learnLead(clock.now() - started);
@@ -234,9 +234,13 @@ export class PlanLoop {
     }
   }
 
-  /** One planner of the pool: plans `first`, then each job that is due next, until none is. */
+  /** One planner of the pool: plans `first`, then each job that is due next, until none is. It reports its own faults, so it never rejects. */
   async #planFrom(first: [string, PlannedJob]): Promise<void> {
-    for (let due: [string, PlannedJob] | undefined = first; due !== undefined; due = this.#nextDue()) await this.#planJob(...due);
+    try {
+      for (let due: [string, PlannedJob] | undefined = first; due !== undefined; due = this.#nextDue()) await this.#planJob(...due);
+    } catch (error) {
+      this.#reportCrash(error);
+    }
   }
 
   readonly #reportCrash = (error: unknown): void => {

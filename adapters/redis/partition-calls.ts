@@ -18,6 +18,7 @@ import type { RunScript } from './batcher.js';
 import type { RedisClient } from './connection.js';
 import type { KeyLayout } from './key-layout.js';
 import * as runLua from './run-scripts.js';
+import * as jobsLua from './scripts.js';
 
 /** A due entry of a sweep's sorted set on a cluster: which partition, when, and its tie-breaks. */
 interface Due {
@@ -81,6 +82,24 @@ export class PartitionCalls {
   everyPartition(script: string, args: readonly string[]): Promise<unknown[]> {
     if (!this.perPartition) return this.#run(script, this.#layout.tags, args).then((reply) => [reply]);
     return Promise.all(this.#layout.tags.map((tag) => this.#run(script, [tag], args)));
+  }
+
+  /**
+   * A page of jobs by name (`LIST_JOBS` replies, to merge). On a cluster, each partition's
+   * first `limit` names are read first (names only), and only the partitions among the
+   * store-wide first `limit` read their records, up to the last of those names: each
+   * reading its full `limit` of records, as a plain call per partition would, read about
+   * `partitions` times the page to keep one page. A job created meanwhile may come in
+   * too (the caller keeps the first `limit`); none in the range is left out.
+   */
+  async jobPage(after: string, limit: string): Promise<unknown[]> {
+    if (!this.perPartition) return this.everyPartition(jobsLua.LIST_JOBS, [after, limit]);
+    const from = after === '' ? '-' : `(${after}`;
+    const names = await Promise.all(this.#layout.tags.map(async (tag) => (await this.#client.zrangebylex(`${tag}:jobs`, from, '+', 'LIMIT', 0, Number(limit))).map((name) => ({ tag, name }))));
+    const page = names.flat().sort((a, b) => byBytes(a.name, b.name)).slice(0, Number(limit));
+    const last = page.at(-1)?.name;
+    if (last === undefined) return [];
+    return Promise.all([...new Set(page.map((entry) => entry.tag))].map((tag) => this.#run(jobsLua.LIST_JOBS, [tag], [after, limit, last])));
   }
 
   async recoverExpiredRuns(input: RecoverExpiredRunsInput): Promise<RunRecord[]> {

@@ -187,7 +187,7 @@ export class RedisStore implements Store {
   }
 
   async #listJobs(after: string | undefined, limit: number): Promise<JobRecord[]> {
-    const replies = await this.#calls.everyPartition(lua.LIST_JOBS, [after ?? '', count(limit)]);
+    const replies = await this.#calls.jobPage(after ?? '', count(limit));
     // Byte order is code-point order for the names the grammar allows; JavaScript's order has the last word.
     const jobs = replies.flatMap((reply) => asArray(reply, 'listJobs reply').map(decodeJob));
     return jobs.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).slice(0, Math.max(0, limit));

@@ -82,15 +82,15 @@ return jobReply(ARGV[1])
 `);
 
 /**
- * KEYS: partition tags. ARGV: after ('' for the first page), limit. The first \`limit\`
- * jobs by name across the partitions: each jobs set's members all score 0, so its
- * lexical order is the names' byte order.
+ * KEYS: partition tags. ARGV: after ('' for the first page), limit, and optionally upto
+ * (the last name to read). The first \`limit\` jobs by name across the partitions: each
+ * jobs set's members all score 0, so its lexical order is the names' byte order.
  */
 export const LIST_JOBS = script(`
 local after, limit = ARGV[1], tonumber(ARGV[2])
 local names = {}
 for k = 1, #KEYS do
-  for _, name in ipairs(redis.call('ZRANGE', KEYS[k] .. ':jobs', after == '' and '-' or '(' .. after, '+', 'BYLEX', 'LIMIT', 0, limit)) do
+  for _, name in ipairs(redis.call('ZRANGE', KEYS[k] .. ':jobs', after == '' and '-' or '(' .. after, ARGV[3] and '[' .. ARGV[3] or '+', 'BYLEX', 'LIMIT', 0, limit)) do
     names[#names + 1] = { name = name, tag = KEYS[k] }
   end
 end

@@ -119,7 +119,7 @@ function clusterSection(list: any[] | undefined): string {
       continue;
     }
     out += fleetTable([r]);
-    const phase = (label: string, p: any): string[] => [label, (p.commands as number[]).map((n) => f(n, 0)).join(' / '), `${f(p.busiestOverQuietest, 2)}×`, (p.cpuMs as number[]).map((n) => f(n, 0)).join(' / ')];
+    const phase = (label: string, p: any): string[] => [label, (p.commands as number[]).map((n) => f(n, 0)).join(' / '), `${Number(p.busiestOverQuietest).toFixed(2)}×`, (p.cpuMs as number[]).map((n) => f(n, 0)).join(' / ')];
     out += grid(['phase', 'commands per master', 'busiest ÷ quietest', 'server CPU per master (ms)'], [phase('burst (tick − 500 ms until every instance stopped)', r.burst), phase('registration and loading (spawn until tick − 500 ms)', r.registration)]);
     if (r.burst.top !== undefined) out += `Commands run most in the burst, all masters: ${Object.entries(r.burst.top as Record<string, number>).map(([command, calls]) => `${command} ${f(calls, 0)}`).join(', ')}.\n\n`;
   }

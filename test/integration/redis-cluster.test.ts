@@ -137,6 +137,34 @@ describe.skipIf(!available)('RedisStore on Redis Cluster', () => {
     }
   }, 60_000);
 
+  /** Calls of `command` on every master so far (INFO commandstats). */
+  async function callsOf(command: string): Promise<number> {
+    const calls = await Promise.all(client.nodes('master').map(async (node) => Number(new RegExp(`^cmdstat_${command}:calls=(\\d+)`, 'm').exec(await node.info('commandstats'))?.[1] ?? 0)));
+    return calls.reduce((a, b) => a + b, 0);
+  }
+
+  it('reads the records of a page of jobs only: the partitions\' names first, then the records of the first `limit`', async () => {
+    const prefix = uniqueNamespace('twc');
+    const store = new RedisStore({ client, prefix });
+    await store.init();
+    try {
+      const names = Array.from({ length: 120 }, (_, i) => `page-${String(i).padStart(3, '0')}`);
+      await store.upsertJobs(names.map((name) => ({ spec: { ...spec, name }, now: T0, initialCursor: T0 })));
+      const before = await callsOf('hgetall');
+      const first = await store.listJobs({ limit: 7 });
+      const second = await store.listJobs({ after: first.at(-1)?.name as string, limit: 7 });
+      // One HGETALL per job returned (each of the 12 partitions reading its own first 7 would be 60 or more).
+      expect(await callsOf('hgetall')).toBe(before + 14);
+      expect([...first, ...second].map((job) => job.name)).toEqual(names.slice(0, 14));
+      const last = await store.listJobs({ after: names[115] as string, limit: 7 });
+      expect(last.map((job) => job.name)).toEqual(names.slice(116));
+      expect(await store.listJobs({ after: names[119] as string, limit: 7 })).toEqual([]);
+    } finally {
+      await store.close();
+      await Promise.all(client.nodes('master').map((node) => deleteKeys(node, prefix)));
+    }
+  });
+
   /** Every command each master has run so far (INFO commandstats, summed). */
   async function commandsPerNode(): Promise<number[]> {
     return Promise.all(

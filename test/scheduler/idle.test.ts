@@ -84,3 +84,53 @@ describe('an idle heartbeat with 12 partitions', () => {
     expect(await perBeat(false)).toEqual({ ...STORE_CALLS, 'lock.renew': 13, 'lock.list': 1 });
   });
 });
+
+describe('a lone instance in its first leaseMs, 12 partitions', () => {
+  /** When renewAll and list were called over the first minute (ms since start). */
+  async function firstMinute(failRenewalsUntil = 0): Promise<{ renewals: number[]; lists: number[]; planned: number }> {
+    const { store } = countingStore({ partitions: 12 });
+    const { clock, scheduler } = harness({ store, start: '2026-03-01T00:00:00Z' });
+    const t0 = clock.now();
+    const renewals: number[] = [];
+    const lists: number[] = [];
+    const lock = store.lock!();
+    const renewAll = lock.renewAll!.bind(lock);
+    const list = lock.list!.bind(lock);
+    lock.renewAll = (input) => {
+      renewals.push(clock.now() - t0);
+      return clock.now() - t0 < failRenewalsUntil ? Promise.reject(new Error('store down')) : renewAll(input);
+    };
+    lock.list = (input) => {
+      lists.push(clock.now() - t0);
+      return list(input);
+    };
+    scheduler.on('error', () => {});
+    for (let i = 0; i < 100; i += 1) scheduler.register({ name: `yearly-${i}`, schedule: '0 0 1 1 *', handler: () => {} });
+    await scheduler.start();
+    await clock.advance('1m');
+    const planned = scheduler.plannedPartitions.length;
+    await scheduler.stop();
+    return { renewals, lists, planned };
+  }
+
+  it('looks for newcomers every leaseMs / 10 but renews its leases every other time, never more than leaseMs / 2 apart', async () => {
+    const { renewals, lists, planned } = await firstMinute();
+    expect(planned).toBe(12);
+    // Newcomers are looked for as often as before (every 3 s for the first 30 s, then at each heartbeat).
+    expect(lists.filter((at) => at <= 30_000).length).toBeGreaterThanOrEqual(10);
+    // Renewed about half as often: every refresh renewed (10 or more in the first 30 s) before.
+    expect(renewals.filter((at) => at <= 30_000).length).toBeLessThanOrEqual(6);
+    const gaps = renewals.slice(1).map((at, i) => at - (renewals[i] as number));
+    expect(Math.max(...gaps, renewals[0] as number)).toBeLessThanOrEqual(15_000);
+  });
+
+  it('after a failed renewal renews again at the next refresh (no leaseMs / 6 wait)', async () => {
+    const { renewals, planned } = await firstMinute(7_000);
+    expect(planned).toBe(12);
+    const failed = renewals.filter((at) => at < 7_000);
+    expect(failed.length).toBeGreaterThan(0);
+    // The first try after the failures comes at the next refresh (heartbeat retry 1 s, or the 3 s refresh), not 5 s later.
+    const next = renewals.find((at) => at >= 7_000) as number;
+    expect(next - (failed.at(-1) as number)).toBeLessThanOrEqual(3_000);
+  });
+});
