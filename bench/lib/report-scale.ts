@@ -66,9 +66,9 @@ function idleSection(list: any[] | undefined, comparison: any[] | undefined): st
 
 function fleetTable(list: any[]): string {
   return grid(
-    ['store', 'instances', 'jobs', 'expected runs', 'missed', 'duplicates', 'lag p50 (ms)', 'lag p99 (ms)', 'lag max (ms)', 'planner CPU (% of a core; partitions planned)', 'other instances\' CPU (%)'],
+    ['store', 'instances', 'jobs', 'expected runs', 'missed', 'duplicates', 'lag p50 (ms)', 'lag p99 (ms)', 'lag max (ms)', 'last run created (ms after its tick)', 'planner CPU (% of a core; partitions planned)', 'other instances\' CPU (%)', 'store server CPU (%)', 'load (1 min, start → end)'],
     list.map((r) => {
-      if (r.error !== undefined) return [r.store, f(r.processes, 0), f(r.jobs, 0), `failed: ${String(r.error).slice(0, 80)}`, '', '', '', '', '', '', ''];
+      if (r.error !== undefined) return [r.store, f(r.processes, 0), f(r.jobs, 0), `failed: ${String(r.error).slice(0, 80)}`, '', '', '', '', '', '', '', '', '', ''];
       const planners = (r.instances as any[]).filter((i) => i.planner);
       const others = (r.instances as any[]).filter((i) => !i.planner);
       return [
@@ -81,8 +81,11 @@ function fleetTable(list: any[]): string {
         f(r.p50, 0),
         f(r.p99, 0),
         f(r.max, 0),
+        r.created === undefined ? '—' : f(r.created.max, 0),
         planners.map((i) => (i.partitions === undefined ? f(i.cpuPct, 1) : `${f(i.cpuPct, 1)} (${f(i.partitions, 0)})`)).join(' / ') || '—',
         others.map((i) => f(i.cpuPct, 1)).join(' / ') || '—',
+        r.serverCpuPct === undefined ? '—' : f(r.serverCpuPct, 1),
+        r.load === undefined ? '—' : `${f(r.load[0], 1)} → ${f(r.load[1], 1)}`,
       ];
     }),
   );
@@ -93,12 +96,12 @@ function burstSection(list: any[] | undefined): string {
   out +=
     'Jobs that all share one tick, as `0 * * * *` jobs do at the top of an hour, driven on the real clock: each job\'s schedule is a daily 6-field cron expression for one whole second a minute or two ahead, registered by every instance (3 processes on Redis and on Postgres, one on the memory store), on the private servers. ' +
     'Lag = handler start − the tick; lag max = from the tick until every handler had started; missed = jobs whose run had not started when the instances stopped waiting (5 s without a start, or 60 s after the tick), duplicates = a job run twice. ' +
-    'CPU per instance over the tick, from 500 ms before it (runs are created ahead of it) until its handlers stopped starting; "planner" is an instance holding planner leases (the partitions it planned in brackets). A planner CPU near 100 % is one core doing all its planning.\n\n';
+    'Last run created = when the planners\' last `run:created` of the tick came (negative: before the tick; runs are planned ahead of their tick, by as long as planning the last large tick took, and the burst is the first: its planners have not learned yet). ' +
+    'CPU per instance over the tick, from 500 ms before it until its handlers stopped starting; "planner" is an instance holding planner leases (the partitions it planned in brackets); the store server\'s CPU (private server: Redis `INFO cpu`, Postgres its processes) over the same span. A CPU near 100 % is one core busy throughout. Load = the machine\'s 1-minute load average when the instances were started and when they were done (2 cores, shared).\n\n';
   if (list === undefined) return `${out}not run\n\n`;
   out += fleetTable(list);
-  if (list.some((r) => r.missed > 0 || (r.instances ?? []).filter((i: any) => i.planner).length > 1)) {
-    out +=
-      '_Missed runs here are runs still waiting when the instances stopped waiting, not runs lost (duplicates stay 0: run IDs are deterministic). Two planner figures in a row: the planner lease changed hands during the burst. Planning 100,000 jobs in one wake outlasted the 30 s lease, because the heartbeat that renews it awaits that wake; the next planner loads every job again before it plans the rest, and starts stopped in the meantime._\n\n';
+  if (list.some((r) => r.missed > 0)) {
+    out += '_Missed runs here are runs still waiting when the instances stopped waiting, not runs lost (duplicates stay 0: run IDs are deterministic)._\n\n';
   }
   return out;
 }
@@ -130,6 +133,37 @@ function fleetSection(list: any[] | undefined): string {
   return list === undefined ? `${out}not run\n\n` : out + fleetTable(list);
 }
 
+/** every-10s on 3 instances with several partition counts (BENCH_PARTITIONS), one run each, one after the other. */
+function partitionSection(list: any[] | undefined): string {
+  if (list === undefined) return '';
+  let out = '## Scale: the partition count\n\n';
+  out +=
+    'every-10s (10,000 jobs on `*/10 * * * * *`, 3 instances, 30 s windows) with the stores\' partition count set by BENCH_PARTITIONS, one count after the other on the same private servers. ' +
+    'Planned = the partitions each instance held at the window\'s start (`ceil(partitions / instances)` each, so 4 partitions leave the third instance nothing to plan); CPU per instance over the window (s); the rest as in the burst. ' +
+    'Idle cost of the leases (3 instances, 100 jobs each, `leaseMs` 3 s, private Redis, 10 s): 6,196 / 6,756 / 7,656 / 8,976 / 11,616 Redis commands (`INFO commandstats`, those inside scripts included) with 1 / 4 / 12 / 24 / 48 partitions: about 11 more per partition per second, at a heartbeat a second; heartbeats are ten times rarer at the default `leaseMs` (30 s). Measured 2026-11-28 12:05 UTC by a probe outside `npm run bench`.\n\n';
+  return (
+    out +
+    grid(
+      ['store', 'partitions', 'planned per instance', 'lag p50 (ms)', 'lag p99 (ms)', 'last run created, per tick (ms after it)', 'instance CPU (s each)', 'store server CPU (%)', 'load (1 min, start → end)'],
+      list.map((r) =>
+        r.error !== undefined
+          ? [r.store, f(r.partitionCount, 0), `failed: ${String(r.error).slice(0, 80)}`, '', '', '', '', '', '']
+          : [
+              r.store,
+              f(r.partitionCount, 0),
+              (r.instances as any[]).map((i) => f(i.partitions ?? 0, 0)).join(' / '),
+              f(r.p50, 0),
+              f(r.p99, 0),
+              Object.values(r.perTick ?? {}).map((t: any) => f(t.lastCreated, 0)).join(' / '),
+              (r.instances as any[]).map((i) => f(i.cpuMs / 1000, 1)).join(' / '),
+              r.serverCpuPct === undefined ? '—' : f(r.serverCpuPct, 1),
+              r.load === undefined ? '—' : `${f(r.load[0], 1)} → ${f(r.load[1], 1)}`,
+            ],
+      ),
+    )
+  );
+}
+
 export function scaleSections(r: Results): string {
   if (r['scale-idle'] === undefined && r.burst === undefined && r['every-10s'] === undefined && r['burst-cluster'] === undefined) return '';
   const run = r.scaleRun;
@@ -137,5 +171,12 @@ export function scaleSections(r: Results): string {
     run === undefined
       ? ''
       : `_The scale scenarios were run ${run.started}, load average ${run.loadAtStart} at the start and ${run.loadAtEnd} at the end (1, 5, 15 min); ${run.note}.${run.counts === undefined ? '' : ` Job counts: ${'`'}${String(run.counts)}${'`'}.`}_\n\n`;
-  return note + idleSection(r['scale-idle'], r['scale-idle-comparison']) + burstSection(r.burst) + clusterSection(r['burst-cluster']) + fleetSection(r['every-10s']);
+  return (
+    note +
+    idleSection(r['scale-idle'], r['scale-idle-comparison']) +
+    burstSection(r.burst) +
+    clusterSection(r['burst-cluster']) +
+    fleetSection(r['every-10s']) +
+    partitionSection(r['every-10s-partitions'])
+  );
 }
