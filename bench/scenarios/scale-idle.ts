@@ -8,10 +8,12 @@
  * full GC after the forced ones (its memory reducer's, 300-600 ms of a 100,000-job
  * heap, which came 20-30 s later and fell into the settled window of earlier runs) and
  * `--quiet` seconds without one, at most `--settle-max` seconds. Each window has
- * per-second slices of this process's CPU, the full GCs in it (count, pause ms), and
- * the CPU of the main thread alone (the event loop: JS and GC pauses; not V8's
- * background threads, whose concurrent marking, sweeping and compiling after a large
- * registration put 20-40 ms into the first seconds of the first window, BullMQ's too).
+ * per-second slices of this process's CPU, the full GCs of this isolate in it (count,
+ * pause ms), and the CPU of the main thread alone (the event loop: JS and GC pauses).
+ * The process's CPU also counts the bench's TypeScript loader (tsx runs in a thread of
+ * its own, with its own heap): its memory reducer's GCs, 20-40 ms with their concurrent
+ * marking, come some 8 s after its last work, inside tickwork's first window (a 6 s
+ * registration; `--trace-gc` and `perf` on 2026-11-28) and before BullMQ's (a 50 s one).
  * `--phase restart`: a new process registers the same jobs on the same store (a deploy
  * that changes nothing): time until it has planned, and what the store wrote and read.
  * `--lib bullmq` (Redis): `upsertJobScheduler()` per job and a `Worker`, same windows.
