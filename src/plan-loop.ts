@@ -62,8 +62,8 @@ export class PlanLoop {
   #stopped = true;
   /** How long before its tick an `Allow` job's run is created (see `#learnLead`). */
   #aheadMs = PLAN_AHEAD_MS;
-  /** Jobs taken off the heap to be planned, ever: how many a wake planned. */
-  #taken = 0;
+  /** Planning writes sent, ever: how many a wake made (jobs it took and put back count for nothing). */
+  #sent = 0;
 
   constructor(runtime: Runtime, lock: Lock) {
     this.#rt = runtime;
@@ -203,13 +203,13 @@ export class PlanLoop {
   async #planDue(): Promise<void> {
     const pool = this.#pool;
     const { clock } = this.#rt;
-    const [started, taken] = [clock.now(), this.#taken];
+    const [started, sent] = [clock.now(), this.#sent];
     for (let due = this.#nextDue(); due !== undefined; due = pool.pending < PLAN_CONCURRENCY ? this.#nextDue() : undefined) {
       const first = due;
       pool.run(() => this.#planFrom(first));
     }
     await pool.onIdle();
-    if (this.#taken - taken >= PLAN_CONCURRENCY) this.#learnLead(clock.now() - started);
+    if (this.#sent - sent >= PLAN_CONCURRENCY) this.#learnLead(clock.now() - started);
   }
 
   /**
@@ -250,11 +250,7 @@ export class PlanLoop {
   /** Takes the earliest job that is due now (skipping the jobs of partitions whose lease may have passed on). */
   #nextDue(): [string, PlannedJob] | undefined {
     if (this.#stopped) return undefined;
-    for (let due = this.#jobs.takeDue(); due !== undefined; due = this.#jobs.takeDue()) {
-      if (!this.#leaseValid(due[1])) continue;
-      this.#taken += 1;
-      return due;
-    }
+    for (let due = this.#jobs.takeDue(); due !== undefined; due = this.#jobs.takeDue()) if (this.#leaseValid(due[1])) return due;
     return undefined;
   }
 
@@ -350,6 +346,7 @@ export class PlanLoop {
 
   /** A planning write of `job`'s, counted while in flight so that a partition is given back only once its writes are done. */
   #writing<T>(job: PlannedJob, operation: string, call: () => Promise<T>): Promise<T | undefined> {
+    this.#sent += 1;
     return this.#writes.track(job.partition, this.#rt.io(operation, call));
   }
 

@@ -173,6 +173,40 @@ describe('a tick that many jobs share is planned ahead of it', () => {
     expect(job?.active).toHaveLength(0);
     await scheduler.stop();
   });
+
+  it('a quick wake shortens the lead by a tenth, once: jobs taken early and put back do not count as a wake', async () => {
+    const clock = new FakeClock(T0);
+    const store = new MemoryStore();
+    // Store calls are tracked (the fake clock waits for them) once they no longer wait on it.
+    const slow = (): boolean => clock.now() < Date.parse('2026-01-01T00:00:10.500Z');
+    const partly: Clock = {
+      now: () => clock.now(),
+      setTimer: (f, ms) => clock.setTimer(f, ms),
+      clearTimer: (t) => clock.clearTimer(t),
+      sleep: (d, s) => clock.sleep(d, s),
+      track: (work) => (slow() ? work : clock.track(work)),
+    };
+    const scheduler = new Scheduler({ clock: partly, store });
+    const log = recordEvents(scheduler, clock);
+    // The first tick's scheduleRun calls take 50 ms each, the later ones no time.
+    const scheduleRun = store.scheduleRun.bind(store);
+    store.scheduleRun = async (input) => {
+      if (slow()) await clock.sleep(50);
+      return scheduleRun(input);
+    };
+    for (let i = 0; i < 256; i += 1) scheduler.register({ name: `j${String(i).padStart(3, '0')}`, schedule: '*/10 * * * * *', handler: () => {} });
+    await scheduler.start();
+    await clock.advanceTo('2026-01-01T00:00:40Z');
+    const firstCreated = (tick: string): string | undefined => log.find((e) => e.event === 'run:created' && e.detail.endsWith(`.${Date.parse(tick) / 1000}`))?.at;
+    // 00:00:10 took 200 ms: lead 500 ms. 00:00:20 took no time: lead 450 ms (a tenth less), then 405 ms.
+    expect(['10', '20', '30', '40'].map((s) => firstCreated(`2026-01-01T00:00:${s}Z`))).toEqual([
+      '2026-01-01T00:00:09.850Z',
+      '2026-01-01T00:00:19.500Z',
+      '2026-01-01T00:00:29.550Z',
+      '2026-01-01T00:00:39.595Z',
+    ]);
+    await scheduler.stop();
+  });
 });
 
 describe('concurrency policies', () => {
