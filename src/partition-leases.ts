@@ -117,19 +117,23 @@ export class PartitionLeases {
    * them and lets its writes in flight end).
    */
   async refresh(handOver: (partitions: readonly number[]) => Promise<void>): Promise<LeaseChanges> {
+    const { io, clock, leaseMs } = this.#rt;
+    const now = clock.now();
     // Refreshes every leaseMs / 10 (a share to settle) renew every other time: renewals stay under leaseMs / 2 apart.
-    const lost = this.#rt.clock.now() - this.#renewedAt < this.#rt.leaseMs / 6 ? [] : await this.renew();
+    const renewing: number[] | Promise<number[]> = now - this.#renewedAt < leaseMs / 6 ? [] : this.renew();
     const gained: number[] = [];
+    const list = this.count === 1 ? undefined : this.#lock.list?.bind(this.#lock);
+    // Listed along with the renewal (one round trip on a store that runs a connection's commands in order): the view
+    // below is made once both are done, from the leases the renewal kept.
+    const listing = list && io('lock.list', () => list({ prefix: 'planner', now }));
+    const lost = await renewing;
     this.#refreshAt = undefined;
-    if (this.count === 1 || this.#lock.list === undefined) {
+    if (list === undefined) {
       const wanted = Array.from({ length: this.count }, (_, partition) => partition).filter((partition) => !this.#leases.has(partition));
       gained.push(...(await this.#take(wanted)));
       return { gained, lost };
     }
-    const { io, clock } = this.#rt;
-    const now = clock.now();
-    const list = this.#lock.list.bind(this.#lock);
-    const live = await io('lock.list', () => list({ prefix: 'planner', now }));
+    const live = await listing;
     if (live === undefined) return { gained, lost };
     const view = await this.#view(live, now);
     const { take, give } = shareMoves(view);

@@ -97,6 +97,27 @@ describe('an idle heartbeat with 12 partitions', () => {
   });
 });
 
+it('sends lock.list along with the renewal, before the renewal resolves (one round trip on Redis), 12 partitions', async () => {
+  const { store } = countingStore({ partitions: 12 });
+  const { clock, scheduler } = harness({ store, start: '2026-03-01T00:00:00Z' });
+  const order: string[] = [];
+  const lock = store.lock!();
+  const renewAll = lock.renewAll!.bind(lock);
+  const list = lock.list!.bind(lock);
+  lock.renewAll = (input) => {
+    order.push('renew');
+    return renewAll(input).then((answers) => (order.push('renewed'), answers));
+  };
+  lock.list = (input) => (order.push('list'), list(input));
+  scheduler.register({ name: 'yearly', schedule: '0 0 1 1 *', handler: () => {} });
+  await scheduler.start();
+  await clock.advance('1m');
+  order.length = 0;
+  await clock.advance('30s'); // 3 heartbeats
+  expect(order).toEqual(Array.from({ length: 3 }, () => ['renew', 'list', 'renewed']).flat());
+  await scheduler.stop();
+});
+
 describe('a lone instance in its first leaseMs, 12 partitions', () => {
   /** When renewAll and list were called over the first minute (ms since start). */
   async function firstMinute(failRenewalsUntil = 0): Promise<{ renewals: number[]; lists: number[]; planned: number }> {
