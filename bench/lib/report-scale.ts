@@ -95,7 +95,7 @@ function burstSection(list: any[] | undefined): string {
   let out = '## Scale: top-of-the-hour burst\n\n';
   out +=
     'Jobs that all share one tick, as `0 * * * *` jobs do at the top of an hour, driven on the real clock: each job\'s schedule is a daily 6-field cron expression for one whole second a minute or two ahead, registered by every instance (3 processes on Redis and on Postgres, one on the memory store), on the private servers. ' +
-    'Lag = handler start − the tick; lag max = from the tick until every handler had started; missed = jobs whose run had not started when the instances stopped waiting (5 s without a start, or 60 s after the tick), duplicates = a job run twice. ' +
+    'Lag = handler start − the tick; lag max = from the tick until every handler had started; missed = jobs whose run had not started when the instances stopped waiting (each once 5 s had passed without a handler start or a run created by its planner, or 60 s after the tick), duplicates = a job run twice. ' +
     'Last run created = when the planners\' last `run:created` of the tick came (negative: before the tick; runs are planned ahead of their tick, by as long as planning the last large tick took, and the burst is the first: its planners have not learned yet). ' +
     'CPU per instance over the tick, from 500 ms before it until its handlers stopped starting; "planner" is an instance holding planner leases (the partitions it planned in brackets); the store server\'s CPU (private server: Redis `INFO cpu`, Postgres its processes) over the same span. A CPU near 100 % is one core busy throughout. Load = the machine\'s 1-minute load average when the instances were started and when they were done (2 cores, shared).\n\n';
   if (list === undefined) return `${out}not run\n\n`;
@@ -130,6 +130,10 @@ function fleetSection(list: any[] | undefined): string {
   let out = '## Scale: 10,000 jobs every 10 seconds\n\n';
   out +=
     '10,000 jobs on `*/10 * * * * *` (a 10,000-run burst every 10 s) registered by each instance, measured over a window of whole ticks (its length: expected runs ÷ jobs × 10 s) after the first ticks have fired (warm-up), on the private servers; one, two and three instances on each store, in one run. Planning is shared out by partition (the stores\' default 12, unless the heading says otherwise): each instance plans the jobs of the partitions it holds (in brackets after its CPU), so planner CPU per instance should fall as instances are added. Figures as in the burst.\n\n';
+  out +=
+    'Runs are created ahead of their tick (negative "last run created") once the planners have learnt how long a tick takes to plan; the lag is then the claim, the handler and the fenced finish. ' +
+    'What bounds it is CPU: instances and store server together spent 190-250 µs per run on Redis and 350-470 µs on Postgres in the 2026-11-28 12:23 run (CPU over the window ÷ runs), i.e. 2.5 s and 4.7 s of CPU per 10,000-run tick on 3 instances, on 2 cores that other sessions shared (load 3-6). ' +
+    'On Postgres the server\'s functions spent (pg_stat_user_functions, 3 instances, 12:08 run) 207 µs per `schedule_run` call (done ahead of the tick), 185 µs per `finish_attempt` (91 µs of it pruning history, `settle_history`) and 57 µs per `claim_run`, of which there are 2.3 per run (every instance claims every run it registered; the claims that find the run taken are the cheap ones).\n\n';
   return list === undefined ? `${out}not run\n\n` : out + fleetTable(list);
 }
 
