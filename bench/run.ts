@@ -9,11 +9,13 @@
  * removes: bench/lib/private-servers.ts) and burst-cluster (the burst on a 3-master Redis Cluster the bench starts,
  * test/integration/redis-cluster.ts). `--jobs N` sets their job counts for development (default 1,000,000
  * registered, a 100,000-job burst, 10,000 jobs every 10 s); `--quick` shortens every-10s to 30 s;
- * `--fleet redis:3,postgres:1` picks every-10s's runs (store:instances); BENCH_PARTITIONS sets the stores' partition count;
+ * `--fleet redis:3,postgres:1` picks every-10s's runs (store:instances), `--burst memory:1,redis:3` the burst's; BENCH_PARTITIONS
+ * sets the stores' partition count; BENCH_CPU_PROF=<dir> writes a CPU profile of each scale child there (`--cpu-prof`);
  * `--baseline <dir> <label>` measures another commit's build in `<dir>` beside this one (scale-idle, 100,000 jobs).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import pg from 'pg';
@@ -22,7 +24,8 @@ import { runScenario, ROOT } from './lib/child.js';
 import { renderMarkdown, renderSvg, type Results } from './lib/report.js';
 import { DATABASE_URL, REDIS_URL, systemInfo } from './lib/sysinfo.js';
 import { serverCpuReader } from './lib/server-cpu.js';
-import { startPrivateServers, type PrivateServers } from './lib/private-servers.js';
+import { serverCpu, startPrivateServers, type PrivateServers } from './lib/private-servers.js';
+import { storeKindOf } from './lib/store.js';
 import { startCluster } from '../test/integration/redis-cluster.js';
 import { sleep, summarize } from './lib/stats.js';
 
@@ -45,6 +48,12 @@ const fleetRuns: readonly (readonly [string, number])[] =
   fleetIndex >= 0
     ? (argv[fleetIndex + 1] ?? '').split(',').map((run) => [run.split(':')[0] ?? 'redis', Number(run.split(':')[1] ?? 3)] as const)
     : [['redis', 1], ['redis', 2], ['redis', 3], ['postgres', 1], ['postgres', 2], ['postgres', 3]];
+/** `--burst memory:1,redis:3`: the burst's runs (store and instances); memory 1, Redis 3 and Postgres 3 by default. */
+const burstIndex = argv.indexOf('--burst');
+const burstRuns: readonly (readonly [string, number])[] =
+  burstIndex >= 0
+    ? (argv[burstIndex + 1] ?? '').split(',').map((run) => [run.split(':')[0] ?? 'redis', Number(run.split(':')[1] ?? 3)] as const)
+    : [['memory', 1], ['redis', 3], ['postgres', 3]];
 /**
  * `--baseline <dir> <label>`: a build of another commit in `<dir>` (its `dist/`); scale-idle
  * then measures it beside this build at `comparisonJobs`, one after the other in the same run.
@@ -115,6 +124,8 @@ interface LagChild {
   lags: number[];
   /** tickwork on a store: tick → `run:created` in the planner process (empty in the others; peers have none). */
   createdLags?: number[];
+  /** Per tick: runs started here, the latest start's lag, the latest creation's lag here. */
+  perTick?: Record<string, [number, number, number]>;
   keys: string[];
   duplicates: number;
   cpuMs: number;
@@ -195,7 +206,7 @@ async function serverCpuOver(store: string, windowStart: number, windowEnd: numb
 }
 
 /** The scale scenarios' children: a larger heap for a million jobs' records (V8's default stops near 4 GB). */
-const SCALE_NODE_FLAGS = ['--max-old-space-size=12288'];
+const SCALE_NODE_FLAGS = ['--max-old-space-size=12288', ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [])];
 
 /** Runs `body` with private Redis and Postgres servers (see bench/lib/private-servers.ts), removed afterwards. */
 async function withPrivateServers(body: (servers: PrivateServers) => Promise<void>): Promise<void> {
@@ -218,6 +229,10 @@ interface FleetChild {
   partitions?: number;
   startMs: number;
   lags: number[];
+  /** Tick → `run:created` in this process (its planner's). */
+  createdLags?: number[];
+  /** Per tick: runs started here, the latest start's lag, the latest creation's lag here. */
+  perTick?: Record<string, [number, number, number]>;
   keys: string[];
   duplicates: number;
   cpuMs: number;
@@ -227,6 +242,11 @@ interface FleetChild {
 /** `processes` fleet children on one store and schedule; expected = jobs × ticks in the window. */
 async function fleetRun(store: string, processes: number, jobs: number, schedule: string, windowStart: number, windowEnd: number, ticks: number, env: Record<string, string>) {
   const ns = scaleNamespace(store, 'fleet');
+  const url = store === 'redis' ? env.REDIS_URL : env.DATABASE_URL;
+  const readServerCpu = url === undefined ? undefined : await serverCpu(storeKindOf(store), url);
+  // The store server's CPU from 500 ms before the window (as the instances') until the last instance is done.
+  const serverCpuAtStart = readServerCpu === undefined ? undefined : sleep(windowStart - 500 - Date.now()).then(readServerCpu);
+  const loadAtStart = loadavg()[0] as number;
   const children = await Promise.all(
     Array.from({ length: processes }, (_, role) =>
       runScenario<FleetChild>(scenario('fleet'), {
@@ -241,7 +261,11 @@ async function fleetRun(store: string, processes: number, jobs: number, schedule
   for (const child of children) for (const key of child.keys) counts.set(key, (counts.get(key) ?? 0) + 1);
   let duplicates = children.reduce((acc, c) => acc + c.duplicates, 0);
   for (const n of counts.values()) duplicates += n - 1;
+  const serverCpuMs = readServerCpu === undefined ? undefined : (await readServerCpu()) - ((await serverCpuAtStart) as number);
+  readServerCpu?.close?.();
+  const serverCpuIntervalMs = Date.now() - (windowStart - 500);
   const lags = children.flatMap((c) => c.lags);
+  const createdLags = children.flatMap((c) => c.createdLags ?? []);
   const expected = jobs * ticks;
   return {
     store,
@@ -254,6 +278,19 @@ async function fleetRun(store: string, processes: number, jobs: number, schedule
     missed: expected - counts.size,
     duplicates,
     ...summarize(lags),
+    // Tick → run created (every planner's): how far ahead of the tick planning got, and when it ended.
+    created: createdLags.length === 0 ? undefined : { min: createdLags.reduce((a, b) => Math.min(a, b)), ...summarize(createdLags) },
+    // Per tick (s after the window start): the last handler start's lag and the last run creation's (ms).
+    perTick: Object.fromEntries(
+      [...new Set(children.flatMap((c) => Object.keys(c.perTick ?? {})))].sort().map((tick) => {
+        const entries = children.map((c) => c.perTick?.[tick]).filter((e) => e !== undefined);
+        return [String((Number(tick) - windowStart) / 1000), { lastStart: Math.round(Math.max(...entries.map((e) => e[1]))), lastCreated: Math.round(Math.max(...entries.map((e) => e[2]))) }];
+      }),
+    ),
+    // The machine's 1-minute load average when the instances were started and when they were done.
+    load: [loadAtStart, loadavg()[0] as number],
+    serverCpuMs,
+    serverCpuPct: serverCpuMs === undefined ? undefined : (serverCpuMs / serverCpuIntervalMs) * 100,
     // Per process: whether it planned, its CPU over the window (ms and % of a core), the runs it started, its start() time.
     instances: children
       .sort((a, b) => a.role - b.role)
@@ -458,7 +495,7 @@ const scenarios: Record<string, (results: Results) => Promise<void>> = {
     const jobs = D.burstJobs;
     await withPrivateServers(async (servers) => {
       const env = { REDIS_URL: servers.redis, DATABASE_URL: servers.postgres };
-      for (const [store, processes] of [['memory', 1], ['redis', 3], ['postgres', 3]] as const) {
+      for (const [store, processes] of burstRuns) {
         // Time for three processes to register (and one to load) every job before the tick: ~60 s per 100,000 on Postgres.
         const lead = 20_000 + Math.ceil(jobs / 100_000) * (store === 'memory' ? 5_000 : 60_000);
         const tick = Math.ceil((Date.now() + lead) / 1000) * 1000;

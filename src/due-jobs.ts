@@ -41,6 +41,10 @@ export class DueJobs {
     this.#jobs.delete(name);
   }
 
+  entries(): IterableIterator<[string, PlannedJob]> {
+    return this.#jobs.entries();
+  }
+
   /** Forgets the jobs `test` picks (their heap entries go stale; the heap empties with the last job); returns their names. */
   deleteWhere(test: (job: PlannedJob, name: string) => boolean): string[] {
     const deleted: string[] = [];

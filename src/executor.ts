@@ -67,7 +67,8 @@ export class Executor {
   /** Aborts the attempts still running when `stop({ timeout })` runs out. */
   #abortTimer: TimerHandle | undefined;
 
-  constructor(runtime: Runtime, jobs: ReadonlyMap<string, NormalizedJob>, jobNames: ReadonlySet<string>, maxConcurrentRuns: number) {
+  /** `first`: the jobs whose runs this instance claims first when many come due at once (see `UpcomingRuns`). */
+  constructor(runtime: Runtime, jobs: ReadonlyMap<string, NormalizedJob>, jobNames: ReadonlySet<string>, maxConcurrentRuns: number, first?: (jobName: string) => boolean) {
     this.#rt = runtime;
     this.#jobs = jobs;
     this.#jobNames = jobNames;
@@ -81,6 +82,7 @@ export class Executor {
         else this.#claim(runId, jobName, now);
       },
       search: () => this.poke(),
+      ...(first === undefined ? {} : { first }),
     });
   }
 

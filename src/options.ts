@@ -158,6 +158,7 @@ const STORE_METHODS: { readonly [K in MethodOf<Store>]-?: undefined extends Stor
   recoverExpiredRuns: true,
   expirePendingRuns: true,
   deleteExpiredRuns: true,
+  sweepRuns: false,
   getRun: true,
   listRuns: true,
   listRunsOfJobs: false,

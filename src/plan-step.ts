@@ -11,13 +11,13 @@ import type { Runtime } from './runtime.js';
 import type { JobRecord, NewRun, ScheduleBackfillRunInput } from './store.js';
 
 /**
- * How long before its tick an `Allow` job's run is created (ready at the tick), so
- * that the store's write is done before the tick and only the claim is left at it:
- * on Redis and Postgres that halves the time from tick to handler. Longer than
- * planning a tick that 100 jobs share takes on either; far shorter than the
- * shortest period (1 s), so a job has at most one run waiting for its tick.
+ * How long before its tick an `Allow` job's run is created at least (ready at the
+ * tick), so that the store's write is done before the tick and only the claim is
+ * left at it: on Redis and Postgres that halves the time from tick to handler.
+ * Longer than planning a tick that 100 jobs share takes on either. A tick that many
+ * more share is planned earlier still (the plan loop's lead, `PlanLoop`).
  */
-const PLAN_AHEAD_MS = 200;
+export const PLAN_AHEAD_MS = 200;
 
 /**
  * False (and reported) for a job a store kept from before the name grammar that
@@ -40,23 +40,21 @@ export function plannable(rt: Runtime, record: JobRecord): boolean {
  * notifies the planner). Taking over 100,000 jobs then plans only those that are due
  * instead of taking every job through a planning step.
  */
-export function firstDue(rt: Runtime, record: JobRecord, now: number): number | undefined {
+export function firstDue(rt: Runtime, record: JobRecord, now: number, aheadMs?: number): number | undefined {
   if (record.suspended) return undefined;
   if (record.backfills.length > 0) return now;
-  const decision = decide(rt, record, now);
+  const decision = decide(rt, record, now, aheadMs);
   return decision.kind === 'wait' ? decision.wakeAt : now;
 }
 
-/** What the pure planner says of the job at `now`. */
-export function decide(rt: Runtime, record: JobRecord, now: number): Plan {
+/**
+ * What the pure planner says of the job at `now`; an `Allow` job's next run is created
+ * `aheadMs` before its tick (the other policies decide on the runs active at the tick).
+ */
+export function decide(rt: Runtime, record: JobRecord, now: number, aheadMs = PLAN_AHEAD_MS): Plan {
   const schedule = rt.schedules.of(record);
   const { concurrencyPolicy: policy, cursor, startingDeadlineMs } = record;
-  return plan({ schedule, policy, cursor, now, startingDeadlineMs, aheadMs: aheadOf(record), runsLeft: runsLeft(record) });
-}
-
-/** How long before its tick the job's next run is created: only `Allow` decides nothing on the runs active at the tick. */
-function aheadOf(record: JobRecord): number {
-  return record.concurrencyPolicy === 'Allow' ? PLAN_AHEAD_MS : 0;
+  return plan({ schedule, policy, cursor, now, startingDeadlineMs, aheadMs: policy === 'Allow' ? aheadMs : 0, runsLeft: runsLeft(record) });
 }
 
 /** Jobs whose due tick waits for the active run to finish: a finished run may let it run. */

@@ -18,8 +18,9 @@ export interface PlanInput {
   readonly startingDeadlineMs?: number | undefined;
   /**
    * How long before its tick the next tick's run may be created, when no tick is
-   * due yet. 0 by default. (The plan loop gives it for `Allow` jobs only: the other
-   * policies decide on the runs that are active at the tick.)
+   * due yet (never before the cursor's tick: at most one run waits for its tick). 0
+   * by default. (The plan loop gives it for `Allow` jobs only: the other policies
+   * decide on the runs that are active at the tick.)
    */
   readonly aheadMs?: number;
   /** Scheduled runs the job may still create (`maxRuns` less those created); none left: the job is finished. */
@@ -46,8 +47,9 @@ export function plan(input: PlanInput): Plan {
   if (input.runsLeft !== undefined && input.runsLeft <= 0) return { kind: 'wait', wakeAt: undefined };
   const first = input.schedule.next(input.cursor);
   if (first === undefined) return { kind: 'wait', wakeAt: undefined };
-  // A tick not yet due is created ahead only when nothing earlier is due: a due tick runs now.
-  const aheadMs = input.aheadMs ?? 0;
+  // A tick not yet due is created ahead only when nothing earlier is due (a due tick runs now), and not before the
+  // cursor's tick has passed: a job has one run at most waiting for its tick, however long `aheadMs` is.
+  const aheadMs = Math.min(input.aheadMs ?? 0, first - input.cursor);
   if (first > input.now) return first <= input.now + aheadMs ? { kind: 'run', tick: first } : { kind: 'wait', wakeAt: first - aheadMs };
   const oldestStartable = input.startingDeadlineMs === undefined ? -Infinity : input.now - input.startingDeadlineMs;
   return input.policy === 'CatchUp' ? planCatchUp(input, first, oldestStartable) : planLatest(input, first, oldestStartable);

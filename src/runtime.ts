@@ -41,7 +41,7 @@ export interface Runtime {
  */
 const NOTIFYING = new Set([
   'upsertJobs', 'removeJob', 'setSuspended', 'scheduleRun', 'createRun', 'addBackfill', 'scheduleBackfillRun',
-  'claimRun', 'finishAttempt', 'recoverExpiredRuns', 'expirePendingRuns',
+  'claimRun', 'finishAttempt', 'recoverExpiredRuns', 'expirePendingRuns', 'sweepRuns',
 ]);
 
 export function createRuntime(fields: Omit<Runtime, 'call' | 'io' | 'schedules' | 'pacer'>): Runtime {

@@ -96,7 +96,8 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
       pace: () => this.#planLoop.keepLeases(),
     });
     const { jobs, names } = this.#registrations;
-    this.#executor = new Executor(this.#rt, jobs, names, parsed.maxConcurrentRuns ?? Infinity);
+    // The runs of the partitions it plans first: each instance claims a share of a tick's runs before the others'.
+    this.#executor = new Executor(this.#rt, jobs, names, parsed.maxConcurrentRuns ?? Infinity, (name) => this.#planLoop.plans(name));
     this.#heartbeat = new Heartbeat(this.#rt, {
       beat: () => this.#beat(),
       checkIdentity: () => this.#registrations.checkIdentity(),
@@ -176,8 +177,8 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
   /**
    * Suspends the job everywhere: no run starts for a tick after this call. Active runs
    * go on; a run already created ahead of a later tick (an `Allow` job's run is created
-   * up to `PLAN_AHEAD_MS` before it) is cancelled, with `run:cancelled` and reason
-   * `'suspended'`.
+   * `PLAN_AHEAD_MS` before it, or earlier when many jobs share the tick) is cancelled,
+   * with `run:cancelled` and reason `'suspended'`.
    */
   async pause(name: string): Promise<void> {
     await this.#setSuspended('pause', name, true);

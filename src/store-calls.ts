@@ -238,6 +238,13 @@ export interface ExpirePendingRunsResult {
   readonly nextAt?: number;
 }
 
+/** `sweepRuns`: what `recoverExpiredRuns`, `expirePendingRuns` and `deleteExpiredRuns` resolve, in that order. */
+export interface SweepRunsResult {
+  readonly recovered: readonly RunRecord[];
+  readonly expired: ExpirePendingRunsResult;
+  readonly deleted: number;
+}
+
 export interface ListRunsQuery {
   readonly jobName: string;
   readonly statuses?: readonly RunStatus[];

@@ -58,6 +58,7 @@ import type {
   ScheduleRunResult,
   SetSuspendedInput,
   SetSuspendedResult,
+  SweepRunsResult,
   UpsertJobInput,
   UpsertJobResult,
 } from './store-calls.js';
@@ -270,6 +271,13 @@ export interface RunQueue {
    * history.ttlMs` when the job's current spec has a TTL.)
    */
   deleteExpiredRuns(input: ExpireInput): Promise<number>;
+  /**
+   * Optional: `recoverExpiredRuns`, `expirePendingRuns` and `deleteExpiredRuns` with
+   * the same `now` and `limit`, in that order, in one call: each result exactly what
+   * that call would resolve after the ones before it. The housekeeping sweeps every
+   * heartbeat: three calls without it, one with it (one round trip for a networked store).
+   */
+  sweepRuns?(input: ExpireInput): Promise<SweepRunsResult>;
 
   getRun(id: string): Promise<RunRecord | undefined>;
   listRuns(query: ListRunsQuery): Promise<readonly RunRecord[]>;
@@ -329,7 +337,7 @@ export interface LockProvider {
 /**
  * The whole contract: what `new Scheduler({ store })` takes. Required: `StoreLifecycle`
  * (`init`, `close`), `JobStore` and `RunQueue`; optional: `identity`,
- * `listRunsOfJobs`, notifications (`watch`, `flushNotifications`) and `lock()`. The
+ * `listRunsOfJobs`, `sweepRuns`, notifications (`watch`, `flushNotifications`) and `lock()`. The
  * core checks each optional method where it would call it and does without.
  */
 export interface Store extends StoreLifecycle, JobStore, RunQueue, Partial<StoreNotifications>, Partial<LockProvider> {}

@@ -12,6 +12,12 @@ export interface UpcomingRunsActions {
   readonly ready: (runId: string, jobName: string, now: number) => void;
   /** A search's time has come: look for ready runs. */
   readonly search: () => void;
+  /**
+   * Runs of these jobs are handed back first when many come due at once (the jobs this
+   * instance plans: every instance expects the same runs, and claiming them in one
+   * order, they would all race for the same run at a time).
+   */
+  readonly first?: (jobName: string) => boolean;
 }
 
 export class UpcomingRuns {
@@ -51,14 +57,18 @@ export class UpcomingRuns {
   #wake(): void {
     const now = this.#clock.now();
     let next: number | undefined;
+    const { ready, first } = this.#actions;
+    const later: [string, string][] = [];
     for (const [runId, { jobName, readyAt }] of this.#runs) {
       if (readyAt > now) {
         next = Math.min(next ?? readyAt, readyAt);
         continue;
       }
       this.#runs.delete(runId);
-      this.#actions.ready(runId, jobName, now);
+      if (first === undefined || first(jobName)) ready(runId, jobName, now);
+      else later.push([runId, jobName]);
     }
+    for (const [runId, jobName] of later) ready(runId, jobName, now);
     if (this.#searchAt !== undefined && this.#searchAt <= now) {
       this.#searchAt = undefined;
       this.#actions.search();

@@ -144,8 +144,25 @@ export function flakyStore(): { store: Store; setDown(down: boolean): void; fail
  * notifications included). `lock`: its lock's calls are counted too, as `lock.<method>`;
  * `renewAll: false` hides the lock's `renewAll` (a lock without it).
  */
-export function countingStore(options: { partitions?: number; lock?: boolean; renewAll?: boolean } = {}): { store: MemoryStore; inner: MemoryStore; calls: Map<string, number> } {
-  const inner = new MemoryStore(options.partitions === undefined ? {} : { partitions: options.partitions });
+/** `store` with `sweepRuns`, made of the three sweeps in order (as a store with it must resolve). */
+export function withSweepRuns(store: MemoryStore): MemoryStore {
+  const sweepRuns = async (input: { now: number; limit: number }) => {
+    const recovered = await store.recoverExpiredRuns(input);
+    const expired = await store.expirePendingRuns(input);
+    return { recovered, expired, deleted: await store.deleteExpiredRuns(input) };
+  };
+  return new Proxy(store, {
+    get(object, property) {
+      if (property === 'sweepRuns') return sweepRuns;
+      const value = Reflect.get(object, property) as unknown;
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(object) : value;
+    },
+  });
+}
+
+export function countingStore(options: { partitions?: number; lock?: boolean; renewAll?: boolean; sweepRuns?: boolean } = {}): { store: MemoryStore; inner: MemoryStore; calls: Map<string, number> } {
+  const memory = new MemoryStore(options.partitions === undefined ? {} : { partitions: options.partitions });
+  const inner = options.sweepRuns === true ? withSweepRuns(memory) : memory;
   const calls = new Map<string, number>();
   const counted = <T extends object>(target: T, prefix: string, hidden: readonly string[] = []): T =>
     new Proxy(target, {

@@ -48,6 +48,12 @@ describe('plan', () => {
     expect(dueLong).toEqual({ kind: 'run', tick: T0 + 2 * MIN, missed: { from: T0 + MIN, to: T0 + MIN, reason: 'coalesced' } });
   });
 
+  it('with aheadMs longer than the period, a job has one run at most waiting for its tick', () => {
+    // The cursor is a tick still to come (its run was created ahead): the next is created once it has passed, not before.
+    expect(plan(input({ cursor: T0 + MIN, now: T0 + MIN - 100, aheadMs: 5 * MIN }))).toEqual({ kind: 'wait', wakeAt: T0 + MIN });
+    expect(plan(input({ cursor: T0 + MIN, now: T0 + MIN, aheadMs: 5 * MIN }))).toEqual({ kind: 'run', tick: T0 + 2 * MIN });
+  });
+
   it('with aheadMs, a tick created ahead is never missed for its starting deadline', () => {
     expect(plan(input({ now: T0 + MIN - 100, aheadMs: 200, startingDeadlineMs: 0 }))).toEqual({ kind: 'run', tick: T0 + MIN });
   });

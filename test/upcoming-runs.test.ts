@@ -34,3 +34,16 @@ it('clear forgets every appointment', async () => {
   await clock.advance(1_000);
   expect(calls).toEqual([]);
 });
+
+it('hands back the runs of the jobs it is told to take first before the others due at the same time', async () => {
+  const clock = new FakeClock(0);
+  const calls: string[] = [];
+  const runs = new UpcomingRuns(clock, {
+    ready: (runId) => calls.push(runId),
+    search: () => {},
+    first: (jobName) => jobName.startsWith('mine'),
+  });
+  for (const [runId, jobName] of [['a', 'theirs-a'], ['b', 'mine-b'], ['c', 'theirs-c'], ['d', 'mine-d']]) runs.expect(runId as string, jobName as string, 100);
+  await clock.advance(1_000);
+  expect(calls).toEqual(['b', 'd', 'a', 'c']);
+});

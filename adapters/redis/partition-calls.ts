@@ -12,7 +12,7 @@
  * reads), pick the store-wide first `limit`, and then sweep each partition for its
  * share only. Atomic per run, as the contract asks; not across partitions.
  */
-import { LEASE_EXPIRED_ERROR, PENDING_TIMEOUT_ERROR, type ExpireInput, type ExpirePendingRunsResult, type RecoverExpiredRunsInput, type RunRecord } from '../../src/store.js';
+import { LEASE_EXPIRED_ERROR, PENDING_TIMEOUT_ERROR, type ExpireInput, type ExpirePendingRunsResult, type RecoverExpiredRunsInput, type RunRecord, type SweepRunsResult } from '../../src/store.js';
 import { asArray, asString, decodeRuns, encodeError, num } from './codec.js';
 import type { RunScript } from './batcher.js';
 import type { RedisClient } from './connection.js';
@@ -156,6 +156,23 @@ export class PartitionCalls {
     const due = await this.#due(input.limit, (tag, limit) => this.#scored(tag, ':expiring', input.now, limit));
     const deleted = await Promise.all([...this.#shares(due)].map(([tag, share]) => this.#run(runLua.DELETE_EXPIRED_RUNS, [tag], args(share))));
     return deleted.reduce<number>((sum, n) => sum + Number(n), 0);
+  }
+
+  /**
+   * The three sweeps, in order. A single Redis gets their scripts at once: it runs one
+   * connection's commands in the order sent, so each sees the writes of those before
+   * it, as one after the other would, and the client pays one round trip rather than
+   * three. (A NOSCRIPT fallback resends in the same order: the script cache is flushed
+   * whole.) A cluster's sweeps read every partition first: one after the other there.
+   */
+  async sweep(input: ExpireInput): Promise<SweepRunsResult> {
+    if (!this.perPartition) {
+      const [recovered, expired, deleted] = await Promise.all([this.recoverExpiredRuns(input), this.expirePendingRuns(input), this.deleteExpiredRuns(input)]);
+      return { recovered, expired, deleted };
+    }
+    const recovered = await this.recoverExpiredRuns(input);
+    const expired = await this.expirePendingRuns(input);
+    return { recovered, expired, deleted: await this.deleteExpiredRuns(input) };
   }
 
   /** The store-wide first `limit` due entries, each partition read for its own first `limit`. */

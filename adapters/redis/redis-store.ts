@@ -43,6 +43,7 @@ import {
   type ScheduleRunResult,
   type SetSuspendedInput,
   type SetSuspendedResult,
+  type SweepRunsResult,
   type Store,
   type StoreNotification,
   type UpsertJobInput,
@@ -373,6 +374,11 @@ export class RedisStore implements Store {
 
   deleteExpiredRuns(input: ExpireInput): Promise<number> {
     return this.#calls.deleteExpiredRuns(input);
+  }
+
+  /** The three sweeps in one round trip on a single Redis (`PartitionCalls.sweep`). */
+  sweepRuns(input: ExpireInput): Promise<SweepRunsResult> {
+    return this.#calls.sweep(input);
   }
 
   async getRun(id: string): Promise<RunRecord | undefined> {

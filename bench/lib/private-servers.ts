@@ -66,15 +66,16 @@ function treeCpuMs(root: number): number {
   return total;
 }
 
-/** Reads the CPU (ms, cumulative) of the server behind `url`; undefined for the memory store. */
-export async function serverCpu(kind: StoreKind, url: string): Promise<(() => Promise<number>) | undefined> {
+/** Reads the CPU (ms, cumulative) of the server behind `url`; undefined for the memory store. `close` ends its connection, if it keeps one. */
+export async function serverCpu(kind: StoreKind, url: string): Promise<((() => Promise<number>) & { close?: () => void }) | undefined> {
   if (kind === 'redis') {
     const client = new Redis(url);
-    return async () => {
+    const read = async () => {
       const info = await client.info('cpu');
       const field = (name: string): number => Number(new RegExp(`${name}:([\\d.]+)`).exec(info)?.[1] ?? NaN);
       return (field('used_cpu_sys') + field('used_cpu_user')) * 1000;
     };
+    return Object.assign(read, { close: () => client.disconnect() });
   }
   if (kind === 'postgres') {
     // The checkpointer is a child of the postmaster: its parent is the server's root process.

@@ -9,6 +9,8 @@
  * CPU is this process's over the window until its last start; whether it was the
  * planner says whose CPU is planning. Store URLs from REDIS_URL / DATABASE_URL.
  */
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { arg, cpuMs, FireLog, nowMs, sleep } from '../lib/stats.js';
 import { createStore, storeKindOf } from '../lib/store.js';
 import { load } from '../lib/tickwork.js';
@@ -34,7 +36,22 @@ async function main(): Promise<void> {
     if (errors++ < 5) process.stderr.write(`tickwork error (role ${role}): ${error.message}\n`);
   });
   const log = new FireLog(windowStart, windowEnd);
-  let lastStart = 0;
+  /** When a handler of the window last started here, or its planner last created a run of the window. */
+  let lastActivity = 0;
+  /** Time from the tick to `run:created` in this process (its planner's), ticks in the window only. */
+  const createdLags: number[] = [];
+  /** Per tick of the window: [runs started here, the latest start's lag, the latest creation's lag here]. */
+  const perTick: Record<string, [number, number, number]> = {};
+  const tickEntry = (nominal: number) => (perTick[nominal] ??= [0, -Infinity, -Infinity]);
+  scheduler.on('run:created', ({ run }) => {
+    const nominal = run.scheduledAt.getTime();
+    if (nominal < windowStart || nominal >= windowEnd) return;
+    const lag = nowMs() - nominal;
+    lastActivity = Math.max(lastActivity, nowMs()); // planning is activity too: a planner still creating runs stays
+    createdLags.push(lag);
+    const entry = tickEntry(nominal);
+    entry[2] = Math.max(entry[2], lag);
+  });
   let plannerAtTick = false;
   for (let i = 0; i < jobs; i += 1) {
     const name = `job-${i}`;
@@ -44,7 +61,12 @@ async function main(): Promise<void> {
       handler: ({ scheduledAt }) => {
         const startedAt = nowMs();
         const nominal = scheduledAt.getTime();
-        if (nominal >= windowStart && nominal < windowEnd) lastStart = startedAt;
+        if (nominal >= windowStart && nominal < windowEnd) {
+          lastActivity = startedAt;
+          const entry = tickEntry(nominal);
+          entry[0] += 1;
+          entry[1] = Math.max(entry[1], startedAt - nominal);
+        }
         log.record(name, nominal, startedAt);
       },
     });
@@ -57,11 +79,25 @@ async function main(): Promise<void> {
   await sleep(Math.max(0, windowStart - 500 - Date.now()));
   plannerAtTick = scheduler.isPlanner;
   const partitionsAtTick = scheduler.plannedPartitions.length;
+  // BENCH_WINDOW_PROF=<dir>: a CPU profile of this process over the window only (not its registration).
+  const profileDir = process.env.BENCH_WINDOW_PROF;
+  const session = profileDir ? new Session() : undefined;
+  if (session !== undefined) {
+    session.connect();
+    await session.post('Profiler.enable');
+    await session.post('Profiler.start');
+  }
   const cpu0 = cpuMs();
   await sleep(Math.max(0, windowEnd - Date.now()));
-  // Until handlers have stopped starting here: the last tick's runs may still be draining.
-  while (Date.now() < windowEnd + graceMs && (lastStart === 0 || nowMs() - lastStart < quietMs)) await sleep(200);
+  // Until handlers have stopped starting here and its planner has stopped creating runs: the last tick's runs may still be
+  // draining (an instance that left while planning would leave its partitions to the others only after its leases expired).
+  while (Date.now() < windowEnd + graceMs && (lastActivity === 0 || nowMs() - lastActivity < quietMs)) await sleep(200);
   const cpuMsInWindow = cpuMs() - cpu0;
+  if (session !== undefined) {
+    const { profile } = await session.post('Profiler.stop');
+    writeFileSync(`${profileDir}/fleet-${storeKind}-${role}-${process.pid}.cpuprofile`, JSON.stringify(profile));
+    session.disconnect();
+  }
   const cpuIntervalMs = Date.now() - (windowStart - 500);
   const planner = plannerAtTick || scheduler.isPlanner;
   await scheduler.stop();
@@ -78,6 +114,8 @@ async function main(): Promise<void> {
     windowStart,
     windowEnd,
     lags: log.lags,
+    createdLags,
+    perTick,
     keys: [...log.seen],
     duplicates: log.duplicates,
     cpuMs: cpuMsInWindow,

@@ -8,12 +8,18 @@
  * full GC after the forced ones (its memory reducer's, 300-600 ms of a 100,000-job
  * heap, which came 20-30 s later and fell into the settled window of earlier runs) and
  * `--quiet` seconds without one, at most `--settle-max` seconds. Each window has
- * per-second slices of this process's CPU and the full GCs in it (count, pause ms).
+ * per-second slices of this process's CPU, the full GCs of this isolate in it (count,
+ * pause ms), and the CPU of the main thread alone (the event loop: JS and GC pauses).
+ * The process's CPU also counts the bench's TypeScript loader (tsx runs in a thread of
+ * its own, with its own heap): its memory reducer's GCs, 20-40 ms with their concurrent
+ * marking, come some 8 s after its last work, inside tickwork's first window (a 6 s
+ * registration; `--trace-gc` and `perf` on 2026-11-28) and before BullMQ's (a 50 s one).
  * `--phase restart`: a new process registers the same jobs on the same store (a deploy
  * that changes nothing): time until it has planned, and what the store wrote and read.
  * `--lib bullmq` (Redis): `upsertJobScheduler()` per job and a `Worker`, same windows.
  * The store URLs come from REDIS_URL / DATABASE_URL (the private servers).
  */
+import { readFileSync } from 'node:fs';
 import { constants, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 import { serverCpu } from '../lib/private-servers.js';
 import { arg, cpuMs, memory, report, sleep } from '../lib/stats.js';
@@ -112,9 +118,19 @@ async function startBullmq(): Promise<Started> {
   };
 }
 
+/** CPU (ms) of this process's main thread, from /proc (Linux); undefined elsewhere. */
+function mainThreadCpuMs(): number | undefined {
+  try {
+    return Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
+  } catch {
+    return undefined;
+  }
+}
+
 /** CPU of this process and of the store's server over `ms`, with this process's per-second slices. */
 async function window(ms: number, server: (() => Promise<number>) | undefined) {
   const c0 = cpuMs();
+  const m0 = mainThreadCpuMs();
   const s0 = await server?.();
   const gc0 = { ...fullGcs };
   const w0 = performance.now();
@@ -127,10 +143,12 @@ async function window(ms: number, server: (() => Promise<number>) | undefined) {
     last = c;
   }
   const elapsed = performance.now() - w0;
+  const m1 = mainThreadCpuMs();
   const s1 = await server?.();
   return {
     seconds: elapsed / 1000,
     cpuMs: cpuMs() - c0,
+    mainThreadCpuMs: m0 === undefined || m1 === undefined ? undefined : m1 - m0,
     serverCpuMs: s0 === undefined || s1 === undefined ? undefined : s1 - s0,
     sliceCpuMs: slices,
     fullGcs: fullGcs.count - gc0.count,

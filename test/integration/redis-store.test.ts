@@ -12,6 +12,7 @@ import { partitionOf, UPSERT_BATCH, type JobSpec, type JsonValue, type Store, ty
 import { storeConformance } from '../../src/testing/conformance/index.js';
 import { partitionTag } from '../../adapters/redis/key-layout.js';
 import { REDIS_URL, deleteRedisKeys, requireServer, uniqueNamespace } from './servers.js';
+import { redisServerAvailable, throwawayRedis } from '../multi-process/throwaway-servers.js';
 
 const up = await requireServer('redis');
 const T0 = Date.UTC(2026, 0, 1);
@@ -295,6 +296,51 @@ describe.skipIf(!up)('RedisStore', () => {
         await client.quit();
       }
     });
+
+    it.skipIf(!redisServerAvailable())('is read again at once after a FLUSHALL and after a restart of Redis (a throwaway server)', async () => {
+      const server = await throwawayRedis();
+      await server.up();
+      const client = new Redis(server.url);
+      const store = new RedisStore({ client, prefix: uniqueNamespace('tw') });
+      const reads = countReads(client);
+      const unwatch = store.watch(() => {});
+      const flusher = new Redis(server.url);
+      try {
+        await store.init();
+        await vi.waitFor(async () => {
+          const before = reads();
+          await store.identity();
+          await store.identity();
+          expect(reads() - before).toBe(1);
+        }, { timeout: 5_000, interval: 50 });
+        const identity = await store.identity();
+        await flusher.flushall();
+        // Seen within a few answers (from memory, up to 15 would go by before a read of its own).
+        let answers = 0;
+        await vi.waitFor(async () => {
+          answers += 1;
+          expect(await store.identity()).not.toBe(identity);
+        }, { timeout: 5_000, interval: 20 });
+        expect(answers).toBeLessThanOrEqual(3);
+        await vi.waitFor(async () => {
+          const before = reads();
+          await store.identity();
+          await store.identity();
+          expect(reads() - before).toBe(1);
+        }, { timeout: 5_000, interval: 50 });
+        const afterFlush = await store.identity();
+        // Restarted empty: the tracking connection closed with it, so the first answer after it is read from the new server.
+        await server.down();
+        await server.up();
+        expect(await store.identity()).not.toBe(afterFlush);
+      } finally {
+        unwatch();
+        flusher.disconnect();
+        await store.close();
+        client.disconnect();
+        await server.dispose();
+      }
+    }, 30_000);
 
     it('is read every time without a pub/sub connection (no watcher), and again after 15 answers from memory with one', async () => {
       const client = new Redis(REDIS_URL);

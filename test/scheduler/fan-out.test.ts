@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryStore, Scheduler, ValidationError, type RunAbortedError, type RunContext, type Duration } from '../../src/index.js';
 import { FakeClock } from '../../src/testing/index.js';
-import { FreezableClock, T0, eventsOf, harness, recordEvents, stopWhileAdvancing } from '../helpers.js';
+import { FreezableClock, T0, eventsOf, harness, recordEvents, stopWhileAdvancing, withSweepRuns } from '../helpers.js';
 
 const AT = { at: '2026-01-01T00:00:00Z' };
 const RUN = 'shards.1767225600';
@@ -335,9 +335,11 @@ describe('fan-out runs (completions, parallelism)', () => {
 });
 
 describe('pendingTimeout', () => {
-  it('fails a run no live instance has registered, on time, with reason pending-timeout', async () => {
+  it.each([
+    ['', new MemoryStore()],
+    [' (a store with sweepRuns)', withSweepRuns(new MemoryStore())],
+  ])('fails a run no live instance has registered, on time, with reason pending-timeout%s', async (_, store) => {
     const clock = new FakeClock(T0);
-    const store = new MemoryStore();
     const gone = new Scheduler({ store, clock, instanceId: 'gone' });
     // 3 s: shorter than the heartbeat (leaseMs / 3 = 10 s), so only the planner's own timer fails it on time.
     // Ticks at second 5, off the heartbeat's 10 s grid.

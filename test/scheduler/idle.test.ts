@@ -54,6 +54,18 @@ it('an idle heartbeat makes each of its store calls once: one look for ready run
   await scheduler.stop();
 });
 
+it('an idle heartbeat on a store with sweepRuns makes the three housekeeping calls as one', async () => {
+  const { store, calls } = countingStore({ sweepRuns: true });
+  const { clock, scheduler } = harness({ store, start: '2026-03-01T00:00:00Z' });
+  scheduler.register({ name: 'yearly', schedule: '0 0 1 1 *', handler: () => {} });
+  await scheduler.start();
+  await clock.advance('1m');
+  calls.clear();
+  await clock.advance('10m'); // 60 heartbeats
+  expect(Object.fromEntries([...calls].map(([name, n]) => [name, n / 60]))).toEqual({ findReadyRuns: 1, sweepRuns: 1 });
+  await scheduler.stop();
+});
+
 describe('an idle heartbeat with 12 partitions', () => {
   /** The store calls of an idle heartbeat, as with one partition. */
   const STORE_CALLS = { findReadyRuns: 1, recoverExpiredRuns: 1, expirePendingRuns: 1, deleteExpiredRuns: 1 };

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { RunAbortedError} from '../../src/index.js';
 import { MemoryStore, Scheduler } from '../../src/index.js';
 import { FakeClock } from '../../src/testing/index.js';
-import { FreezableClock, T0, eventsOf, harness, recordEvents } from '../helpers.js';
+import { FreezableClock, T0, eventsOf, harness, recordEvents, withSweepRuns } from '../helpers.js';
 
 function instance(store: MemoryStore, clock: FakeClock | FreezableClock, instanceId: string, leaseMs = 30_000) {
   const scheduler = new Scheduler({ store, clock, instanceId, leaseMs });
@@ -56,9 +56,11 @@ describe('several schedulers on one store', () => {
     await b.scheduler.stop();
   });
 
-  it('recovers the run of a vanished owner after its lease expires, as a failed attempt', async () => {
+  it.each([
+    ['', new MemoryStore()],
+    [' (a store with sweepRuns)', withSweepRuns(new MemoryStore())],
+  ])('recovers the run of a vanished owner after its lease expires, as a failed attempt%s', async (_, store) => {
     const clock = new FakeClock(T0);
-    const store = new MemoryStore();
     const frozen = new FreezableClock(clock);
     const doomed = instance(store, frozen, 'doomed', 30_000);
     const survivor = instance(store, clock, 'survivor', 30_000);

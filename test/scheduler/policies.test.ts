@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { RunAbortedError, type RunContext } from '../../src/index.js';
-import { eventsOf, gate, harness, stopWhileAdvancing } from '../helpers.js';
+import { MemoryStore, RunAbortedError, Scheduler, type Clock, type RunContext } from '../../src/index.js';
+import { FakeClock } from '../../src/testing/index.js';
+import { eventsOf, gate, harness, recordEvents, stopWhileAdvancing, T0 } from '../helpers.js';
 
 describe('schedules fire at their nominal times', () => {
   it('runs a cron job at each tick with its context', async () => {
@@ -138,6 +139,72 @@ describe('runs created ahead of their tick', () => {
     await clock.advanceTo('2026-01-01T00:00:20Z');
     expect(eventsOf(log, 'run:started')).toEqual(['a.1767225620#1']);
     expect((await scheduler.listRuns('a')).map((run) => `${run.id} ${run.status}`)).toEqual(['a.1767225620 succeeded', 'a.1767225610 cancelled']);
+    await scheduler.stop();
+  });
+});
+
+describe('a tick that many jobs share is planned ahead of it', () => {
+  it('after a wake that took a while, plans the next ticks that much earlier (and half as long again)', async () => {
+    const clock = new FakeClock(T0);
+    const store = new MemoryStore();
+    // Store calls are not tracked (no `track`), so that one can wait on the fake clock: each scheduleRun takes
+    // 50 ms, and 256 jobs sharing a tick, 64 at a time, take 200 ms to plan.
+    const untracked: Clock = { now: () => clock.now(), setTimer: (f, ms) => clock.setTimer(f, ms), clearTimer: (t) => clock.clearTimer(t), sleep: (d, s) => clock.sleep(d, s) };
+    const scheduler = new Scheduler({ clock: untracked, store });
+    const log = recordEvents(scheduler, clock);
+    const scheduleRun = store.scheduleRun.bind(store);
+    store.scheduleRun = async (input) => {
+      await clock.sleep(50);
+      return scheduleRun(input);
+    };
+    for (let i = 0; i < 256; i += 1) scheduler.register({ name: `j${String(i).padStart(3, '0')}`, schedule: '*/10 * * * * *', handler: () => {} });
+    await scheduler.start();
+    const created = (tick: string): string[] =>
+      log.filter((e) => e.event === 'run:created' && e.detail.endsWith(`.${Date.parse(tick) / 1000}`)).map((e) => e.at);
+    await clock.advanceTo('2026-01-01T00:00:30Z');
+    // 00:00:10, the first tick, is planned 200 ms ahead (PLAN_AHEAD_MS): the last runs are created at the tick.
+    const first = created('2026-01-01T00:00:10Z');
+    expect([first[0], first.at(-1), first.length]).toEqual(['2026-01-01T00:00:09.850Z', '2026-01-01T00:00:10.000Z', 256]);
+    // That wake took 200 ms: the next ticks are planned 200 + 1.5 × 200 ms ahead, their runs all created before them.
+    const second = created('2026-01-01T00:00:20Z');
+    expect([second[0], second.at(-1), second.length]).toEqual(['2026-01-01T00:00:19.550Z', '2026-01-01T00:00:19.700Z', 256]);
+    expect(eventsOf(log, 'run:started')).toHaveLength(3 * 256);
+    const job = await scheduler.getJob('j000');
+    expect(job?.active).toHaveLength(0);
+    await scheduler.stop();
+  });
+
+  it('a quick wake shortens the lead by a tenth, once: jobs taken early and put back do not count as a wake', async () => {
+    const clock = new FakeClock(T0);
+    const store = new MemoryStore();
+    // Store calls are tracked (the fake clock waits for them) once they no longer wait on it.
+    const slow = (): boolean => clock.now() < Date.parse('2026-01-01T00:00:10.500Z');
+    const partly: Clock = {
+      now: () => clock.now(),
+      setTimer: (f, ms) => clock.setTimer(f, ms),
+      clearTimer: (t) => clock.clearTimer(t),
+      sleep: (d, s) => clock.sleep(d, s),
+      track: (work) => (slow() ? work : clock.track(work)),
+    };
+    const scheduler = new Scheduler({ clock: partly, store });
+    const log = recordEvents(scheduler, clock);
+    // The first tick's scheduleRun calls take 50 ms each, the later ones no time.
+    const scheduleRun = store.scheduleRun.bind(store);
+    store.scheduleRun = async (input) => {
+      if (slow()) await clock.sleep(50);
+      return scheduleRun(input);
+    };
+    for (let i = 0; i < 256; i += 1) scheduler.register({ name: `j${String(i).padStart(3, '0')}`, schedule: '*/10 * * * * *', handler: () => {} });
+    await scheduler.start();
+    await clock.advanceTo('2026-01-01T00:00:40Z');
+    const firstCreated = (tick: string): string | undefined => log.find((e) => e.event === 'run:created' && e.detail.endsWith(`.${Date.parse(tick) / 1000}`))?.at;
+    // 00:00:10 took 200 ms: lead 500 ms. 00:00:20 took no time: lead 450 ms (a tenth less), then 405 ms.
+    expect(['10', '20', '30', '40'].map((s) => firstCreated(`2026-01-01T00:00:${s}Z`))).toEqual([
+      '2026-01-01T00:00:09.850Z',
+      '2026-01-01T00:00:19.500Z',
+      '2026-01-01T00:00:29.550Z',
+      '2026-01-01T00:00:39.595Z',
+    ]);
     await scheduler.stop();
   });
 });

@@ -18,7 +18,7 @@ const REQUIRED: { readonly [K in MethodOf<Store>]-?: undefined extends Store[K] 
   upsertJobs: true, getJob: true, listJobs: true, removeJob: true, setSuspended: true,
   scheduleRun: true, createRun: true, addBackfill: true, scheduleBackfillRun: true,
   findReadyRuns: true, claimRun: true, renewLease: true, finishAttempt: true,
-  recoverExpiredRuns: true, expirePendingRuns: true, deleteExpiredRuns: true,
+  recoverExpiredRuns: true, expirePendingRuns: true, deleteExpiredRuns: true, sweepRuns: false,
   getRun: true, listRuns: true, listRunsOfJobs: false, listIndices: true,
   watch: false, flushNotifications: false, lock: false,
 };

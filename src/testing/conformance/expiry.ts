@@ -231,4 +231,30 @@ export function expiryTests(fx: Fixture): void {
         expect(await store.getJob('a')).toMatchObject({ succeeded: 2, failed: 1 });
       }));
   });
+
+  describe('sweepRuns (optional)', () => {
+    it('resolves what recoverExpiredRuns, expirePendingRuns and deleteExpiredRuns resolve one after the other', () =>
+      withStore(async (swept) =>
+        withStore(async (called) => {
+          if (swept.sweepRuns === undefined) return; // optional: the scheduler makes the three calls
+          const setUp = async (store: typeof swept): Promise<void> => {
+            const history = { succeeded: 10, failed: 10, ttlMs: TTL };
+            await upsertJob(store, { spec: plain('a', { pendingTimeoutMs: TIMEOUT, history, retryLimit: 1 }), now: T0, initialCursor: T0 });
+            for (const minutes of [1, 2]) await claim(store, (await created(store, 'a', minutes)).id, 'p', T0 + minutes * MINUTE, 10_000); // lease lost
+            for (const minutes of [3, 4]) await created(store, 'a', minutes); // pending until +8, +9
+            await succeed(store, await claim(store, (await created(store, 'a', 5)).id, 'p', T0 + 5 * MINUTE), T0 + 5 * MINUTE); // expires +65
+            await succeed(store, await claim(store, (await created(store, 'a', 6)).id, 'p', T0 + 6 * MINUTE), T0 + 6 * MINUTE); // expires +66
+          };
+          await setUp(swept);
+          await setUp(called);
+          for (const input of [{ now: T0 + 70 * MINUTE, limit: 1 }, { now: T0 + 70 * MINUTE, limit: 10 }, { now: T0 + 80 * MINUTE, limit: 10 }]) {
+            const recovered = await called.recoverExpiredRuns(input);
+            const expired = await called.expirePendingRuns(input);
+            const deleted = await called.deleteExpiredRuns(input);
+            expect(await swept.sweepRuns(input)).toEqual({ recovered, expired, deleted });
+          }
+          expect(await swept.listRuns({ jobName: 'a' })).toEqual(await called.listRuns({ jobName: 'a' }));
+        }),
+      ));
+  });
 }
