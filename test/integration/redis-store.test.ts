@@ -12,7 +12,7 @@ import { partitionOf, UPSERT_BATCH, type JobSpec, type JsonValue, type Store, ty
 import { storeConformance } from '../../src/testing/conformance/index.js';
 import { partitionTag } from '../../adapters/redis/key-layout.js';
 import { REDIS_URL, deleteRedisKeys, requireServer, uniqueNamespace } from './servers.js';
-import { redisServerAvailable, throwawayRedis } from '../multi-process/throwaway-servers.js';
+import { redisServerAvailable, required, throwawayRedis } from '../multi-process/throwaway-servers.js';
 
 const up = await requireServer('redis');
 const T0 = Date.UTC(2026, 0, 1);
@@ -266,6 +266,16 @@ describe.skipIf(!up)('RedisStore', () => {
       return () => reads;
     }
 
+    /** Waits until tracking is set up (it comes with the pub/sub connection): of two answers in a row, one is read. */
+    async function untilTracked(store: RedisStore, reads: () => number): Promise<void> {
+      await vi.waitFor(async () => {
+        const before = reads();
+        await store.identity();
+        await store.identity();
+        expect(reads() - before).toBe(1);
+      }, { timeout: 5_000, interval: 50 });
+    }
+
     it('is answered from memory while the server tracks it, and read again once it is deleted', async () => {
       const client = new Redis(REDIS_URL);
       const prefix = uniqueNamespace('tw');
@@ -274,13 +284,7 @@ describe.skipIf(!up)('RedisStore', () => {
       const unwatch = store.watch(() => {});
       try {
         await store.init();
-        // Tracking comes with the pub/sub connection: once it is set up, a read is kept.
-        await vi.waitFor(async () => {
-          const before = reads();
-          await store.identity();
-          await store.identity();
-          expect(reads() - before).toBe(1);
-        }, { timeout: 5_000, interval: 50 });
+        await untilTracked(store, reads);
         const identity = await store.identity();
         const before = reads();
         for (let i = 0; i < 10; i += 1) expect(await store.identity()).toBe(identity);
@@ -297,7 +301,7 @@ describe.skipIf(!up)('RedisStore', () => {
       }
     });
 
-    it.skipIf(!redisServerAvailable())('is read again at once after a FLUSHALL and after a restart of Redis (a throwaway server)', async () => {
+    it.skipIf(!required(redisServerAvailable(), 'redis-server'))('is read again at once after a FLUSHALL and after a restart of Redis (a throwaway server)', async () => {
       const server = await throwawayRedis();
       await server.up();
       const client = new Redis(server.url);
@@ -307,12 +311,7 @@ describe.skipIf(!up)('RedisStore', () => {
       const flusher = new Redis(server.url);
       try {
         await store.init();
-        await vi.waitFor(async () => {
-          const before = reads();
-          await store.identity();
-          await store.identity();
-          expect(reads() - before).toBe(1);
-        }, { timeout: 5_000, interval: 50 });
+        await untilTracked(store, reads);
         const identity = await store.identity();
         await flusher.flushall();
         // Seen within a few answers (from memory, up to 15 would go by before a read of its own).
@@ -322,12 +321,7 @@ describe.skipIf(!up)('RedisStore', () => {
           expect(await store.identity()).not.toBe(identity);
         }, { timeout: 5_000, interval: 20 });
         expect(answers).toBeLessThanOrEqual(3);
-        await vi.waitFor(async () => {
-          const before = reads();
-          await store.identity();
-          await store.identity();
-          expect(reads() - before).toBe(1);
-        }, { timeout: 5_000, interval: 50 });
+        await untilTracked(store, reads);
         const afterFlush = await store.identity();
         // Restarted empty: the tracking connection closed with it, so the first answer after it is read from the new server.
         await server.down();

@@ -10,16 +10,11 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { Harness, type LogLine, type WorkerConfig } from './harness.js';
-import { postgresBinaries, redisServerAvailable, throwawayPostgres, throwawayRedis, type ThrowawayServer } from './throwaway-servers.js';
+import { postgresBinaries, redisServerAvailable, required, throwawayPostgres, throwawayRedis, type ThrowawayServer } from './throwaway-servers.js';
 import { sleep } from './harness.js';
 
 const DOWN_MS = 3_000;
 
-/** Under CI a missing server binary fails the run instead of skipping the scenario. */
-function required(available: boolean, what: string): boolean {
-  if (!available && process.env.CI) throw new Error(`${what} is not installed; CI requires it for the down-at-start scenarios`);
-  return available;
-}
 const measured: Record<string, Record<string, number>> = {};
 
 afterAll(() => {

@@ -13,7 +13,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DATABASE_URL, requireServer, uniqueNamespace } from '../integration/servers.js';
 import { Harness, duplicates, sleep, type LogLine, type WorkerConfig } from './harness.js';
-import { redisServerAvailable, throwawayRedis } from './throwaway-servers.js';
+import { redisServerAvailable, required, throwawayRedis } from './throwaway-servers.js';
 
 const JOB = 'allow-1s';
 const measured: Record<string, Record<string, number>> = {};
@@ -21,12 +21,6 @@ const measured: Record<string, Record<string, number>> = {};
 afterAll(() => {
   console.log(`store-reset measurements (ms): ${JSON.stringify(measured)}`);
 });
-
-/** Under CI a missing server fails the run instead of skipping the scenario. */
-function required(available: boolean, what: string): boolean {
-  if (!available && process.env.CI) throw new Error(`${what} is not available; CI requires it for the store-reset scenarios`);
-  return available;
-}
 
 /**
  * Three workers run `allow-1s`; `lose()` makes the store lose its data: it resolves

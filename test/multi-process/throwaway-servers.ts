@@ -64,6 +64,12 @@ function exited(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => child.once('exit', () => resolve()));
 }
 
+/** `available`, except that under CI a missing server binary fails the run instead of skipping the tests that need it. */
+export function required(available: boolean, what: string): boolean {
+  if (!available && process.env.CI) throw new Error(`${what} is not installed; CI requires it`);
+  return available;
+}
+
 export function redisServerAvailable(): boolean {
   return spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
 }
