@@ -347,12 +347,7 @@ describe.skipIf(!up)('RedisStore', () => {
         expect(reads()).toBe(5);
         const unwatch = store.watch(() => {});
         try {
-          await vi.waitFor(async () => {
-            const before = reads();
-            await store.identity();
-            await store.identity();
-            expect(reads() - before).toBe(1);
-          }, { timeout: 5_000, interval: 50 });
+          await untilTracked(store, reads);
           // Kept by the last read: 14 more from memory, then one read (a pub/sub connection may die without closing).
           const before = reads();
           for (let i = 0; i < 14; i += 1) await store.identity();
