@@ -5,9 +5,10 @@
  * `node_modules` imports it once (`import 'tickwork/telemetry'`): importing it registers the
  * instrumentation for every `Scheduler` of the process, and the bundler keeps it.
  */
-import { createTelemetry, TELEMETRY_KEY, type CreateTelemetry } from './telemetry.js';
+import { registerTelemetry } from './registry.js';
+import { createTelemetry } from './telemetry.js';
 
-(globalThis as Record<symbol, CreateTelemetry | undefined>)[Symbol.for(TELEMETRY_KEY)] ??= createTelemetry;
+registerTelemetry(createTelemetry);
 
 /** What a `Scheduler` calls to set up its telemetry (internal: not for apps to call). */
 export { createTelemetry };

@@ -13,12 +13,10 @@ import type { Clock } from '../clock.js';
 import { localRequire, notFound, requireDriver } from '../driver.js';
 import { RunAbortedError, TickworkError } from '../errors.js';
 import { jitteredReadyAt } from '../planner.js';
+import { registeredTelemetry } from './registry.js';
 import type { CreateTelemetry, TelemetryHooks, TelemetryOptions } from './telemetry.js';
 
 const ENTRY = 'tickwork/telemetry';
-
-/** The entry registered on `globalThis` (telemetry.ts's TELEMETRY_KEY, written out: importing it would bring that module into the core). */
-const registered = (): CreateTelemetry | undefined => (globalThis as Record<symbol, CreateTelemetry | undefined>)[Symbol.for('tickwork.telemetry.v1')];
 
 /**
  * The telemetry of one scheduler; throws `DRIVER_MISSING` when `@opentelemetry/api` or the
@@ -28,7 +26,7 @@ const registered = (): CreateTelemetry | undefined => (globalThis as Record<symb
  */
 export function loadTelemetry(option: true | TelemetryOptions, clock: Clock): TelemetryHooks {
   const api = requireDriver<typeof OTel>('@opentelemetry/api');
-  const create = registered() ?? requireEntry();
+  const create = registeredTelemetry() ?? requireEntry();
   return create(option, { api, clock, jitteredReadyAt, RunAbortedError });
 }
 
@@ -40,7 +38,7 @@ function requireEntry(): CreateTelemetry {
   } catch (error) {
     throw notFound(error, ENTRY) ? missing(', which could not be loaded', error) : error;
   }
-  const create = registered();
+  const create = registeredTelemetry();
   if (create === undefined) throw missing(' of this tickwork version, and node_modules has another');
   return create;
 }

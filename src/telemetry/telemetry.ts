@@ -83,16 +83,8 @@ export interface TelemetryHooks {
   captureTraceparent(): string | undefined;
 }
 
-/** What the `tickwork/telemetry` entry exports and registers under `TELEMETRY_KEY`. */
+/** What the `tickwork/telemetry` entry exports and registers (registry.ts). */
 export type CreateTelemetry = (option: true | TelemetryOptions, deps: TelemetryDeps) => TelemetryHooks;
-
-/**
- * The `Symbol.for()` key under which an imported `tickwork/telemetry` registers
- * `createTelemetry` on `globalThis`, for a bundled app (loader.ts). Versioned: a change of
- * `TelemetryDeps` or `TelemetryHooks` takes a new key, so that two tickwork versions in one
- * process never hand each other what the other does not expect.
- */
-export const TELEMETRY_KEY = 'tickwork.telemetry.v1';
 
 export const createTelemetry: CreateTelemetry = (option, deps) => new Telemetry(option, deps);
 
