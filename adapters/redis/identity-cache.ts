@@ -57,9 +57,10 @@ export class IdentityCache {
     for (const watcher of this.#watchers) watcher(this.#tracking);
   }
 
-  /** Calls `watcher` at every invalidation; returns the function that stops it. */
+  /** Calls `watcher` at every invalidation, and at once while tracking is on already; returns the function that stops it. */
   watch(watcher: (pushed: boolean) => void): () => void {
     this.#watchers.add(watcher);
+    if (this.#tracking) watcher(true);
     return () => void this.#watchers.delete(watcher);
   }
 

@@ -285,6 +285,10 @@ describe.skipIf(!up)('RedisStore', () => {
       try {
         await store.init();
         await untilTracked(store, reads);
+        // A scheduler that starts watching the identity once tracking is on is told at once that its changes are pushed.
+        const told: boolean[] = [];
+        store.watchIdentity((pushed) => told.push(pushed))();
+        expect(told).toEqual([true]);
         const identity = await store.identity();
         const before = reads();
         // Every third answer is read anyway (a pub/sub connection may die without closing); the others come from memory.
