@@ -33,7 +33,7 @@ import {
   storedNameSchema,
   triggerOptionsSchema,
 } from './options.js';
-import { parseJobDefinition } from './job-definition.js';
+import { parseJobDefinition, type NormalizedJob } from './job-definition.js';
 import { PlanLoop } from './plan-loop.js';
 import { Registrations } from './registrations.js';
 import { firstBackfillTick, readyAtOf } from './planner.js';
@@ -147,8 +147,9 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
    * when the scheduler starts, or right away if it is running.
    */
   register<JobData = Data>(definition: JobDefinition<JobData> & JsonData<NoInfer<JobData>>): void {
-    const parsed = parseJobDefinition(definition as unknown as JobDefinition);
-    const job = this.#telemetry === undefined ? parsed : { ...parsed, handler: this.#telemetry.wrap(parsed.handler, parsed.jitterMs) };
+    const job: Draft<NormalizedJob> = parseJobDefinition(definition as unknown as JobDefinition);
+    // Assigned, not spread: a spread gives each job an object shape of its own (see job-record.ts).
+    if (this.#telemetry !== undefined) job.handler = this.#telemetry.wrap(job.handler, job.jitterMs);
     if (this.#registrations.jobs.has(job.name)) {
       throw new ValidationError(`register(${JSON.stringify(job.name)})`, [
         { path: 'name', message: 'is already registered in this scheduler (unregister it first)', value: job.name },
