@@ -11,7 +11,8 @@
  * registered, a 100,000-job burst, 10,000 jobs every 10 s); `--quick` shortens every-10s to 30 s;
  * `--fleet redis:3,postgres:1` picks every-10s's runs (store:instances), `--burst memory:1,redis:3` the burst's; BENCH_PARTITIONS
  * sets the stores' partition count; BENCH_CPU_PROF=<dir> writes a CPU profile of each scale child there (`--cpu-prof`);
- * `--baseline <dir> <label>` measures another commit's build in `<dir>` beside this one (scale-idle, 100,000 jobs).
+ * `--baseline <dir> <label>` measures another commit's build in `<dir>` beside this one (scale-idle, 100,000 jobs);
+ * `--versus-rounds N` sets how many times scale-idle measures tickwork on Redis beside BullMQ at 100,000 jobs (3).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -63,6 +64,7 @@ const baselineIndex = argv.indexOf('--baseline');
 const scaleStoresIndex = argv.indexOf('--scale-stores');
 const scaleStores = scaleStoresIndex >= 0 ? new Set((argv[scaleStoresIndex + 1] ?? '').split(',')) : undefined;
 const comparisonIndex = argv.indexOf('--comparison-jobs');
+const versusIndex = argv.indexOf('--versus-rounds');
 const baseline = baselineIndex >= 0 ? { root: argv[baselineIndex + 1] as string, label: argv[baselineIndex + 2] ?? 'baseline' } : undefined;
 
 const D0 = quick
@@ -78,6 +80,8 @@ const D = {
   fleetSeconds: fleetSecondsIndex >= 0 ? Number(argv[fleetSecondsIndex + 1]) : quick ? 30 : 120,
   /** BullMQ registers one job scheduler per round trip (~2,000/s here): 100,000 of them, its idle cost reported per 100,000 jobs. */
   bullmqIdleJobs: 100_000,
+  /** Rounds of tickwork on Redis beside BullMQ at `bullmqIdleJobs` (`--versus-rounds N`): their medians are the comparison. */
+  versusRounds: versusIndex >= 0 ? Number(argv[versusIndex + 1]) : quick ? 1 : 3,
   /** Jobs of the before/after comparison with `--baseline`. */
   comparisonJobs: comparisonIndex >= 0 ? Number(argv[comparisonIndex + 1]) : Math.min(scaleJobs ?? 100_000, 100_000),
 };
@@ -468,6 +472,24 @@ const scenarios: Record<string, (results: Results) => Promise<void>> = {
         } catch (error) {
           log(`scale-idle ${lib} ${store} FAILED: ${String((error as Error).message).slice(0, 300)}`);
           results['scale-idle'].push({ lib, store, jobs, error: String((error as Error).message).slice(0, 300) });
+        }
+      }
+      // tickwork beside BullMQ at the same job count, alternating which goes first: one run of each is at the mercy
+      // of where V8's GCs and the box's other work fall in a 20 s window of 10-40 ms; their medians are not.
+      results['scale-idle-versus'] = [];
+      if (scaleStores?.has('redis') ?? true) {
+        for (let round = 0; round < D.versusRounds; round += 1) {
+          for (const lib of round % 2 === 0 ? ['tickwork', 'bullmq'] : ['bullmq', 'tickwork']) {
+            const n = Math.min(jobs, D.bullmqIdleJobs);
+            log(`scale-idle versus, round ${round + 1}: ${lib} redis (${n.toLocaleString('en-US')} jobs)`);
+            const args = ['--lib', lib, '--store', 'redis', '--ns', scaleNamespace('redis', 'vs'), '--jobs', String(n), '--seconds', String(D.idleSeconds), '--settle-max', '60'];
+            try {
+              const [row] = await runScenario<Record<string, unknown>>(scenario('scale-idle'), { args, env, nodeFlags: SCALE_NODE_FLAGS, timeoutMs: 1_800_000 });
+              results['scale-idle-versus'].push({ ...row, round, load: loadavg()[0] });
+            } catch (error) {
+              results['scale-idle-versus'].push({ lib, store: 'redis', round, jobs: n, error: String((error as Error).message).slice(0, 300) });
+            }
+          }
         }
       }
       // Before and after this branch's changes, at the same job count, one after the other.

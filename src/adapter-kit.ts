@@ -10,6 +10,7 @@
 export { batchesOf } from './batches.js';
 export type { Draft } from './draft.js';
 export { requireDriver } from './driver.js';
+export { jobRecord, sharedParts } from './job-record.js';
 export { Memo } from './schedule/memo.js';
 export { parseInput } from './validation.js';
 export { DEFAULT_PARTITIONS, partitionsSchema } from './partition-option.js';

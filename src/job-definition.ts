@@ -6,6 +6,7 @@
 import * as z from 'zod/mini';
 import type { Draft } from './draft.js';
 import { describeValue } from './errors.js';
+import { DEFAULT_HISTORY, sharedHistory } from './job-record.js';
 import { byShape, durationSchema, instantSchema, jsonSchema, nameOf, nameSchema, oneOf } from './options.js';
 import { cronProblem, cronSpec, isValidTimeZone } from './schedule/index.js';
 import type { ConcurrencyPolicy, FanOutSpec, HistoryLimits, JsonValue, ScheduleSpec } from './store.js';
@@ -73,8 +74,12 @@ const jobSchema = strictObject({
     completions: z._default(indexCountSchema, 1),
     parallelism: z._default(indexCountSchema, 1),
     history: z._default(
-      strictObject({ succeeded: z._default(countSchema, 3), failed: z._default(countSchema, 1), ttl: z.optional(durationSchema(1)) }),
-      { succeeded: 3, failed: 1 },
+      strictObject({
+        succeeded: z._default(countSchema, DEFAULT_HISTORY.succeeded),
+        failed: z._default(countSchema, DEFAULT_HISTORY.failed),
+        ttl: z.optional(durationSchema(1)),
+      }),
+      { succeeded: DEFAULT_HISTORY.succeeded, failed: DEFAULT_HISTORY.failed },
     ),
     data: z.optional(jsonSchema),
     handler: z.custom<JobHandler>((value) => typeof value === 'function', 'must be a function'),
@@ -169,7 +174,8 @@ export function parseJobDefinition(input: JobDefinition<never> | JobDefinition):
     timezone: job.timezone,
     concurrencyPolicy: job.concurrencyPolicy,
     retry,
-    history: ttl === undefined ? { succeeded, failed } : { succeeded, failed, ttlMs: ttl },
+    // One object for every job with the default limits, not one per job.
+    history: ttl === undefined ? sharedHistory({ succeeded, failed }) : { succeeded, failed, ttlMs: ttl },
     handler: job.handler,
   };
   // Optional fields are assigned, not spread: registering 100,000 jobs builds 100,000 of these.

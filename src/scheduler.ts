@@ -33,7 +33,7 @@ import {
   storedNameSchema,
   triggerOptionsSchema,
 } from './options.js';
-import { parseJobDefinition } from './job-definition.js';
+import { parseJobDefinition, type NormalizedJob } from './job-definition.js';
 import { PlanLoop } from './plan-loop.js';
 import { Registrations } from './registrations.js';
 import { firstBackfillTick, readyAtOf } from './planner.js';
@@ -147,8 +147,9 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
    * when the scheduler starts, or right away if it is running.
    */
   register<JobData = Data>(definition: JobDefinition<JobData> & JsonData<NoInfer<JobData>>): void {
-    const parsed = parseJobDefinition(definition as unknown as JobDefinition);
-    const job = this.#telemetry === undefined ? parsed : { ...parsed, handler: this.#telemetry.wrap(parsed.handler, parsed.jitterMs) };
+    const job: Draft<NormalizedJob> = parseJobDefinition(definition as unknown as JobDefinition);
+    // Assigned, not spread: a spread gives each job an object shape of its own (see job-record.ts).
+    if (this.#telemetry !== undefined) job.handler = this.#telemetry.wrap(job.handler, job.jitterMs);
     if (this.#registrations.jobs.has(job.name)) {
       throw new ValidationError(`register(${JSON.stringify(job.name)})`, [
         { path: 'name', message: 'is already registered in this scheduler (unregister it first)', value: job.name },
@@ -330,15 +331,15 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
    * first: an instance starting with many jobs to write takes its share at once.
    */
   async #beat(): Promise<void> {
-    if (this.#state === 'running') {
-      await this.#registrations.checkIdentity();
-      await this.#registrations.init(); // before any other store call, the lock's included
-      const stored = await this.#planLoop.refreshLeases();
-      await this.#registrations.sync(stored);
-      await this.#planLoop.heartbeat();
-      this.#notePlanner();
-    }
-    await this.#executor.heartbeat();
+    if (this.#state !== 'running') return this.#executor.heartbeat();
+    await this.#registrations.checkIdentity();
+    await this.#registrations.init(); // before any other store call, the lock's included
+    const stored = await this.#planLoop.refreshLeases();
+    await this.#registrations.sync(stored);
+    // Sent together, housekeeping first (one round trip where a connection runs its commands in order): the look for
+    // work after the renewals sees the runs the sweep recovered.
+    await Promise.all([this.#planLoop.heartbeat(), this.#executor.heartbeat()]);
+    this.#notePlanner();
   }
 
   /** Logs this instance becoming the planner or losing the lease (a loss between heartbeats is seen at the next one). */

@@ -16,7 +16,7 @@
  * never mutated once stored.
  */
 import type { Draft } from '../../src/adapter-kit.js';
-import type { FanOutSpec, FanOutState, IndexRecord, JobRecord, RunRecord } from '../../src/store.js';
+import type { FanOutSpec, FanOutState, IndexRecord, RunRecord } from '../../src/store.js';
 
 /** Fields `copyRun` and `copyIndex` leave out (combine with `|`). */
 export const KEEP = 0;
@@ -73,36 +73,6 @@ export function copyIndex(index: IndexRecord, omit: number): Draft<IndexRecord> 
     if (index.owner !== undefined) draft.owner = index.owner;
     if (index.leaseUntil !== undefined) draft.leaseUntil = index.leaseUntil;
   }
-  return draft;
-}
-
-/** A copy of `job` to change. Every field of `JobRecord` is copied here. */
-export function copyJob(job: JobRecord): Draft<JobRecord> {
-  const draft: Draft<JobRecord> = {
-    name: job.name,
-    schedule: job.schedule,
-    timezone: job.timezone,
-    concurrencyPolicy: job.concurrencyPolicy,
-    history: job.history,
-    suspended: job.suspended,
-    createdAt: job.createdAt,
-    cursor: job.cursor,
-    succeeded: job.succeeded,
-    failed: job.failed,
-    skipped: job.skipped,
-    scheduledRuns: job.scheduledRuns,
-    backfills: job.backfills,
-  };
-  if (job.startingDeadlineMs !== undefined) draft.startingDeadlineMs = job.startingDeadlineMs;
-  if (job.startAt !== undefined) draft.startAt = job.startAt;
-  if (job.endAt !== undefined) draft.endAt = job.endAt;
-  if (job.jitterMs !== undefined) draft.jitterMs = job.jitterMs;
-  if (job.maxRuns !== undefined) draft.maxRuns = job.maxRuns;
-  if (job.fanOut !== undefined) draft.fanOut = job.fanOut;
-  if (job.retryLimit !== undefined) draft.retryLimit = job.retryLimit;
-  if (job.pendingTimeoutMs !== undefined) draft.pendingTimeoutMs = job.pendingTimeoutMs;
-  if (job.lastScheduleTime !== undefined) draft.lastScheduleTime = job.lastScheduleTime;
-  if (job.lastSuccessfulTime !== undefined) draft.lastSuccessfulTime = job.lastSuccessfulTime;
   return draft;
 }
 

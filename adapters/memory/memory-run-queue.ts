@@ -47,8 +47,8 @@ import {
   withinRetryLimit,
   type ExpiredLease,
 } from '../../src/store-rules.js';
-import type { Draft } from '../../src/adapter-kit.js';
-import { copyIndex, copyJob, copyRun, fanOutState, KEEP, OMIT_ERROR, OMIT_LEASE } from './memory-records.js';
+import { jobRecord, type Draft } from '../../src/adapter-kit.js';
+import { copyIndex, copyRun, fanOutState, KEEP, OMIT_ERROR, OMIT_LEASE } from './memory-records.js';
 import { MemoryRuns } from './memory-runs.js';
 
 /** How a run ends for good. */
@@ -229,7 +229,7 @@ export class MemoryRunQueue extends MemoryRuns {
     if (expiresAt !== undefined) ended.expiresAt = expiresAt;
     const stored = this.write(ended, now);
     if (job !== undefined && ending.status !== 'cancelled') {
-      const counted = copyJob(job);
+      const counted = jobRecord(job, job);
       if (ending.status === 'succeeded') {
         counted.succeeded = job.succeeded + 1;
         counted.lastSuccessfulTime = now;

@@ -14,9 +14,11 @@
  *   memory-run-queue.ts, which this class hands those methods to; it extends
  *   memory-runs.ts, where the runs are kept (every write of a run, with the
  *   `pendingUntil` rule).
- * The rules every store shares come from `store-rules.ts` (`tickwork/store`). Records
- * are built plainly (`{ ...record, field }`) except on the paths the benchmark shows
- * hot, which copy them field by field (memory-records.ts says why, with figures).
+ * The rules every store shares come from `store-rules.ts` (`tickwork/store`). Job
+ * records are copied field by field (`jobRecord`: a spread gives each record a hidden
+ * class of its own), and so are runs on the paths the benchmark shows hot
+ * (memory-records.ts says why, with figures); other records are built plainly
+ * (`{ ...record, field }`).
  */
 import type {
   AddBackfillInput,
@@ -53,7 +55,7 @@ import type {
 } from '../../src/store.js';
 import { isCreatedAhead } from '../../src/store-rules.js';
 import * as z from 'zod/mini';
-import { parseInput, partitionsSchema } from '../../src/adapter-kit.js';
+import { jobRecord, parseInput, partitionsSchema } from '../../src/adapter-kit.js';
 import { MemoryLock } from './memory-lock.js';
 import { MemoryRunQueue } from './memory-run-queue.js';
 import { NONE } from './memory-runs.js';
@@ -181,7 +183,9 @@ export class MemoryStore implements Store {
     const { name, suspended, now } = input;
     const job = this.#jobs.get(name);
     if (job === undefined) return undefined;
-    const next = this.#putJob({ ...job, suspended });
+    const draft = jobRecord(job, job);
+    draft.suspended = suspended;
+    const next = this.#putJob(draft);
     const cancelled = suspended ? this.#cancelAhead(next, now) : [];
     this.#notify({ type: 'job-changed', jobName: name });
     return { job: next, cancelled };
@@ -224,7 +228,9 @@ export class MemoryStore implements Store {
   async addBackfill(input: AddBackfillInput): Promise<JobRecord | undefined> {
     const job = this.#jobs.get(input.jobName);
     if (job === undefined) return undefined;
-    const next = this.#putJob({ ...job, backfills: [...job.backfills, input.range] });
+    const draft = jobRecord(job, job);
+    draft.backfills = [...job.backfills, input.range];
+    const next = this.#putJob(draft);
     this.#notify({ type: 'job-changed', jobName: job.name });
     return next;
   }
@@ -235,7 +241,9 @@ export class MemoryStore implements Store {
     if (job === undefined || job.suspended || first?.id !== input.backfillId || first.next !== input.expectedNext) return conflict(job);
     if (this.#runs.activeOf(job.name).some((run) => run.trigger === 'backfill')) return { outcome: 'blocked', job };
     const backfills = input.next === undefined ? rest : [{ ...first, next: input.next }, ...rest];
-    const advanced = this.#putJob({ ...job, backfills });
+    const draft = jobRecord(job, job);
+    draft.backfills = backfills;
+    const advanced = this.#putJob(draft);
     const existing = this.#runs.get(input.run.id);
     if (existing !== undefined) return { outcome: 'exists', job: advanced, run: existing };
     return { outcome: 'created', job: advanced, run: this.#runs.insert(input.run, input.now, advanced) };
@@ -245,22 +253,11 @@ export class MemoryStore implements Store {
     const existing = this.#jobs.get(input.spec.name);
     // The spec is replaced as a whole (a field dropped from the definition is dropped here too);
     // the job's state (flag, cursor, counters, times, backfills) is kept, or starts afresh.
-    const job: JobRecord =
-      existing === undefined
-        ? { ...input.spec, suspended: input.suspended ?? false, createdAt: input.now, cursor: input.initialCursor, succeeded: 0, failed: 0, skipped: 0, scheduledRuns: 0, backfills: [] }
-        : {
-            ...input.spec,
-            suspended: input.suspended ?? existing.suspended,
-            createdAt: existing.createdAt,
-            cursor: existing.cursor,
-            ...(existing.lastScheduleTime === undefined ? {} : { lastScheduleTime: existing.lastScheduleTime }),
-            ...(existing.lastSuccessfulTime === undefined ? {} : { lastSuccessfulTime: existing.lastSuccessfulTime }),
-            succeeded: existing.succeeded,
-            failed: existing.failed,
-            skipped: existing.skipped,
-            scheduledRuns: existing.scheduledRuns,
-            backfills: existing.backfills,
-          };
+    const job = jobRecord(
+      input.spec,
+      existing ?? { suspended: false, createdAt: input.now, cursor: input.initialCursor, succeeded: 0, failed: 0, skipped: 0, scheduledRuns: 0, backfills: NONE },
+    );
+    if (input.suspended !== undefined) job.suspended = input.suspended;
     this.#putJob(job);
     const cancelled = existing !== undefined && input.suspended === true ? this.#cancelAhead(job, input.now) : [];
     this.#notify({ type: 'job-changed', jobName: job.name });
@@ -288,7 +285,12 @@ export class MemoryStore implements Store {
   #advance(job: JobRecord, input: ScheduleRunInput, counts?: { skipped?: number; scheduledRuns?: number }): JobRecord {
     // Re-read: cancellations under Replace update the job's record first.
     const current = this.#jobs.get(job.name) ?? job;
-    return this.#putJob({ ...current, ...counts, cursor: input.cursor, lastScheduleTime: input.cursor });
+    const next = jobRecord(current, current);
+    if (counts?.skipped !== undefined) next.skipped = counts.skipped;
+    if (counts?.scheduledRuns !== undefined) next.scheduledRuns = counts.scheduledRuns;
+    next.cursor = input.cursor;
+    next.lastScheduleTime = input.cursor;
+    return this.#putJob(next);
   }
 
   // RunQueue: memory-run-queue.ts.

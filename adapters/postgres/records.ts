@@ -6,6 +6,7 @@
  * the store becomes the functions' parameters (`upsertParam`, `dataParam`,
  * `traceParam`), an absent value SQL NULL.
  */
+import { jobRecord, sharedParts, type Draft } from '../../src/adapter-kit.js';
 import type { IndexRecord, JobRecord, NewRun, RunRecord, UpsertJobInput } from '../../src/store.js';
 
 type Raw = Record<string, unknown>;
@@ -16,13 +17,6 @@ const RUN_OPTIONAL = [
 ];
 const INDEX_FIELDS = ['runId', 'index', 'status', 'attempt', 'readyAt', 'fence'];
 const INDEX_OPTIONAL = ['startedAt', 'finishedAt', 'error', 'owner', 'leaseUntil'];
-const JOB_FIELDS = [
-  'name', 'schedule', 'timezone', 'concurrencyPolicy', 'history', 'suspended', 'createdAt', 'cursor',
-  'succeeded', 'failed', 'skipped', 'scheduledRuns', 'backfills',
-];
-const JOB_OPTIONAL = [
-  'startingDeadlineMs', 'fanOut', 'retryLimit', 'pendingTimeoutMs', 'lastScheduleTime', 'lastSuccessfulTime', 'startAt', 'endAt', 'jitterMs', 'maxRuns',
-];
 
 function pick(raw: Raw, required: readonly string[], optional: readonly string[]): Raw {
   const out: Raw = {};
@@ -45,8 +39,10 @@ export function toIndex(raw: unknown): IndexRecord {
   return pick(raw as Raw, INDEX_FIELDS, INDEX_OPTIONAL) as unknown as IndexRecord;
 }
 
+/** A job's JSON as its record: its fields in one order (its SQL NULLs left out), with what jobs share in one object (`sharedParts`). */
 export function toJob(raw: unknown): JobRecord {
-  return pick(raw as Raw, JOB_FIELDS, JOB_OPTIONAL) as unknown as JobRecord;
+  const job = sharedParts(raw as Draft<JobRecord>);
+  return jobRecord(job, job);
 }
 
 /** `data` as a parameter: JSON text cast to `json`, or SQL NULL when the run has none (not JSON `null`). */

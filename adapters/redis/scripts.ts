@@ -84,21 +84,49 @@ return jobReply(ARGV[1])
 /**
  * KEYS: partition tags. ARGV: after ('' for the first page), limit, and optionally upto
  * (the last name to read). The first \`limit\` jobs by name across the partitions: each
- * jobs set's members all score 0, so its lexical order is the names' byte order.
+ * jobs set's members all score 0, so its lexical order is the names' byte order, and the
+ * page is a merge of the partitions' ranges. Each range is read a slice at a time as the
+ * merge uses it up, and the partitions wait in the order of their next names: a page
+ * reads about \`limit\` names, not \`limit\` from every partition, and compares each name
+ * with a few others, not a sort of them all (with 12 partitions a 1,000-job page read
+ * and sorted 12,000 names: minutes of the server's CPU to list a million jobs).
  */
 export const LIST_JOBS = script(`
-local after, limit = ARGV[1], tonumber(ARGV[2])
-local names = {}
-for k = 1, #KEYS do
-  for _, name in ipairs(redis.call('ZRANGE', KEYS[k] .. ':jobs', after == '' and '-' or '(' .. after, ARGV[3] and '[' .. ARGV[3] or '+', 'BYLEX', 'LIMIT', 0, limit)) do
-    names[#names + 1] = { name = name, tag = KEYS[k] }
+local limit, upto = tonumber(ARGV[2]), ARGV[3] and '[' .. ARGV[3] or '+'
+local slice = math.min(limit, math.ceil(limit / #KEYS) + 16)
+-- The next name of a partition's range (reading its next slice when the last is used up), or nil at its end.
+local function head(r)
+  if r.at > #r.names then
+    if r.last then return nil end
+    r.names, r.at = redis.call('ZRANGE', r.tag .. ':jobs', r.from, upto, 'BYLEX', 'LIMIT', 0, slice), 1
+    r.last = #r.names < slice
+    if #r.names == 0 then return nil end
+    r.from = '(' .. r.names[#r.names]
   end
+  return r.names[r.at]
 end
-if #KEYS > 1 then table.sort(names, function(a, b) return before(a.name, b.name) end) end
+-- Ranges with names left, latest next name first: the earliest is at the end.
+local waiting = {}
+local function wait(r)
+  local name = head(r)
+  if name == nil then return end
+  local lo, hi = 1, #waiting + 1
+  while lo < hi do
+    local mid = math.floor((lo + hi) / 2)
+    if before(head(waiting[mid]), name) then hi = mid else lo = mid + 1 end
+  end
+  table.insert(waiting, lo, r)
+end
+for k = 1, #KEYS do wait({ tag = KEYS[k], names = {}, at = 1, from = ARGV[1] == '' and '-' or '(' .. ARGV[1] }) end
 local jobs = {}
-for i = 1, math.min(limit, #names) do
-  usePartition(names[i].tag)
-  if redis.call('EXISTS', jobKey(names[i].name)) == 1 then table.insert(jobs, jobReply(names[i].name)) end
+for _ = 1, limit do
+  local r = table.remove(waiting)
+  if r == nil then break end
+  local name = r.names[r.at]
+  usePartition(r.tag)
+  if redis.call('EXISTS', jobKey(name)) == 1 then table.insert(jobs, jobReply(name)) end
+  r.at = r.at + 1
+  wait(r)
 end
 return jobs
 `);
@@ -239,7 +267,8 @@ return { 'created', jobReply(name), flat(insertRun(ARGV, 6, now)) }
  * and the names. The first \`limit\` claimable runs with \`readyAt <= now\` across
  * those jobs, in claim order (compareReadyOrder: the ready sets order readyAt ties by
  * scheduledAt, then ID), and the earliest later \`readyAt\` ('' when none). Reads at
- * most \`limit\` entries per job and decodes at most \`limit\` runs.
+ * most \`limit\` entries per job and decodes at most \`limit\` runs; none of a partition
+ * without claimable runs.
  */
 export const FIND_READY_RUNS = script(`
 local now, limit = ARGV[1], tonumber(ARGV[2])
@@ -248,7 +277,9 @@ local i = 3
 for k = 1, #KEYS do
   usePartition(KEYS[k])
   local names = tonumber(ARGV[i])
-  for n = i + 1, i + names do
+  -- Every job with claimable runs is in ready-jobs: none there (idle), no job to look at.
+  local last = redis.call('EXISTS', READY_JOBS) == 1 and i + names or i
+  for n = i + 1, last do
     local key = readyKey(ARGV[n])
     if limit > 0 then
       local ready = redis.call('ZRANGE', key, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit, 'WITHSCORES')

@@ -1,5 +1,6 @@
 /** The scale scenarios' sections of bench/RESULTS.md: scale-idle (with its before/after comparison), burst, burst-cluster, every-10s. */
 import { f, kb, type Results } from './report.js';
+import { percentile } from './stats.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 const PER = 100_000;
@@ -61,6 +62,44 @@ function idleSection(list: any[] | undefined, comparison: any[] | undefined): st
       ),
     );
   }
+  return out;
+}
+
+/** tickwork on Redis and BullMQ at the same job count, round by round, and each figure's median over the rounds. */
+function versusSection(list: any[] | undefined): string {
+  if (list === undefined || list.length === 0) return '';
+  const figures: [string, (r: any) => number | undefined][] = [
+    ['until planned (s)', (r) => r.readyMs / 1000],
+    ['instance CPU, first 20 s (ms)', (r) => r.first?.cpuMs],
+    ['〃 main thread (ms)', (r) => r.first?.mainThreadCpuMs],
+    ['server CPU, first 20 s (ms)', (r) => r.first?.serverCpuMs],
+    ['instance CPU, settled 20 s (ms)', (r) => r.idle?.cpuMs],
+    ['〃 main thread (ms)', (r) => r.idle?.mainThreadCpuMs],
+    ['server CPU, settled 20 s (ms)', (r) => r.idle?.serverCpuMs],
+    ['full GCs in the two windows', (r) => (r.first === undefined ? undefined : r.first.fullGcs + (r.idle?.fullGcs ?? 0))],
+  ];
+  const ok = list.filter((r) => r.error === undefined);
+  const median = (lib: string, fn: (r: any) => number | undefined): number | undefined => {
+    const values = ok.filter((r) => r.lib === lib).map(fn).filter((v): v is number => typeof v === 'number');
+    return values.length === 0 ? undefined : percentile(values.sort((a, b) => a - b), 50);
+  };
+  const rounds = [...new Set(list.map((r) => r.round as number))];
+  const head = ['figure', 'tickwork median', 'BullMQ median', 'ratio', ...rounds.flatMap((n) => [`round ${n + 1} tickwork`, `BullMQ`])];
+  const row = (label: string, fn: (r: any) => number | undefined): string[] => {
+    const [t, b] = [median('tickwork', fn), median('bullmq', fn)];
+    const digits = label.startsWith('full') ? 0 : 1;
+    const cells = rounds.flatMap((n) =>
+      ['tickwork', 'bullmq'].map((lib) => {
+        const r = list.find((x) => x.round === n && x.lib === lib);
+        return r === undefined ? '—' : r.error !== undefined ? 'failed' : f(fn(r), digits);
+      }),
+    );
+    return [label, f(t, digits), f(b, digits), t === undefined || b === undefined || b === 0 ? '—' : `${f(t / b, 2)}×`, ...cells];
+  };
+  const jobs = ok[0]?.jobs;
+  const loads = list.map((r) => r.load).filter((v): v is number => typeof v === 'number');
+  let out = `**tickwork beside BullMQ**, ${f(jobs, 0)} jobs each on the same private Redis, ${rounds.length} rounds taking turns to go first (one 20 s window holds 10-40 ms of either library's CPU, so where a GC or the box's other work falls moves a single run by as much as the difference; the medians are the comparison). CPU per 20 s; load (1 min) after each run ${loads.length === 0 ? '—' : `${f(Math.min(...loads), 2)}–${f(Math.max(...loads), 2)}`}:\n\n`;
+  out += grid(head, figures.map(([label, fn]) => row(label, fn)));
   return out;
 }
 
@@ -178,6 +217,7 @@ export function scaleSections(r: Results): string {
   return (
     note +
     idleSection(r['scale-idle'], r['scale-idle-comparison']) +
+    versusSection(r['scale-idle-versus']) +
     burstSection(r.burst) +
     clusterSection(r['burst-cluster']) +
     fleetSection(r['every-10s']) +

@@ -10,10 +10,7 @@
  * `--quiet` seconds without one, at most `--settle-max` seconds. Each window has
  * per-second slices of this process's CPU, the full GCs of this isolate in it (count,
  * pause ms), and the CPU of the main thread alone (the event loop: JS and GC pauses).
- * The process's CPU also counts the bench's TypeScript loader (tsx runs in a thread of
- * its own, with its own heap): its memory reducer's GCs, 20-40 ms with their concurrent
- * marking, come some 8 s after its last work, inside tickwork's first window (a 6 s
- * registration; `--trace-gc` and `perf` on 2026-11-28) and before BullMQ's (a 50 s one).
+ * The scenario runs bundled, without the tsx loader's thread (bench/lib/child.ts).
  * `--phase restart`: a new process registers the same jobs on the same store (a deploy
  * that changes nothing): time until it has planned, and what the store wrote and read.
  * `--lib bullmq` (Redis): `upsertJobScheduler()` per job and a `Worker`, same windows.
@@ -127,11 +124,15 @@ function mainThreadCpuMs(): number | undefined {
   }
 }
 
-/** CPU of this process and of the store's server over `ms`, with this process's per-second slices. */
+/**
+ * CPU of this process and of the store's server over `ms`, with this process's per-second
+ * slices. The server's reading is taken outside this process's window: its `INFO` call is
+ * the bench's work, not the library's.
+ */
 async function window(ms: number, server: (() => Promise<number>) | undefined) {
+  const s0 = await server?.();
   const c0 = cpuMs();
   const m0 = mainThreadCpuMs();
-  const s0 = await server?.();
   const gc0 = { ...fullGcs };
   const w0 = performance.now();
   const slices: number[] = [];
@@ -143,11 +144,12 @@ async function window(ms: number, server: (() => Promise<number>) | undefined) {
     last = c;
   }
   const elapsed = performance.now() - w0;
+  const c1 = cpuMs();
   const m1 = mainThreadCpuMs();
   const s1 = await server?.();
   return {
     seconds: elapsed / 1000,
-    cpuMs: cpuMs() - c0,
+    cpuMs: c1 - c0,
     mainThreadCpuMs: m0 === undefined || m1 === undefined ? undefined : m1 - m0,
     serverCpuMs: s0 === undefined || s1 === undefined ? undefined : s1 - s0,
     sliceCpuMs: slices,

@@ -4,10 +4,12 @@
  * same answers as with the names sent, scripts called with a handful of arguments,
  * stale index entries corrected, the index built once for a prefix written before it
  * existed, and every name sent when more jobs have claimable runs than it registered.
+ * A page of `listJobs` on a single Redis merges the partitions' names a slice at a time.
  */
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { RedisStore } from '../../adapters/redis/index.js';
+import { partitionOf } from '../../src/partition.js';
 import { UPSERT_BATCH, type JobSpec } from '../../src/store.js';
 import { REDIS_URL, deleteRedisKeys, requireServer, uniqueNamespace } from './servers.js';
 
@@ -112,5 +114,25 @@ describe.skipIf(!up)('Redis findReadyRuns for an instance with many jobs', () =>
       });
       expect(largest).toBeGreaterThan(1_001);
       expect(found?.runs.map((run) => run.jobName)).toEqual(all.slice(0, 5));
+    }));
+
+  it('lists pages merged from every partition, a partition that fills whole pages alone included', () =>
+    withStore(async (store) => {
+      // 1,500 consecutive names in partition 3 (a page's merge reads it slice after slice), 300 spread over the others,
+      // and names whose order is by bytes (upper case first), not by a locale.
+      const all = Array.from({ length: 6_000 }, (_, i) => name(i));
+      const alone = all.filter((job) => partitionOf(job, store.partitions) === 3).slice(0, 1_500);
+      const spread = all.filter((job) => partitionOf(job, store.partitions) !== 3 && job > (alone[700] as string)).slice(0, 300);
+      const names = [...alone, ...spread, 'Job-B', 'job-a', 'JOB', 'job-'].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      await jobs(store, names);
+      expect((await store.listJobs()).map((job) => job.name)).toEqual(names);
+      for (const limit of [1, 7, 999]) {
+        const pages: string[] = [];
+        for (let page = await store.listJobs({ limit }); page.length > 0; page = await store.listJobs({ limit, after: page.at(-1)?.name as string })) {
+          expect(page.length).toBeLessThanOrEqual(limit);
+          pages.push(...page.map((job) => job.name));
+        }
+        expect(pages).toEqual(names);
+      }
     }));
 });

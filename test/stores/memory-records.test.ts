@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { copyIndex, copyJob, copyRun, KEEP, OMIT_ERROR, OMIT_LEASE } from '../../adapters/memory/memory-records.js';
+import { copyIndex, copyRun, KEEP, OMIT_ERROR, OMIT_LEASE } from '../../adapters/memory/memory-records.js';
+import { jobRecord } from '../../src/job-record.js';
 import { MemoryStore } from '../../adapters/memory/index.js';
 import type { IndexRecord, JobRecord, RunRecord, StoreNotification } from '../../src/store.js';
 
@@ -79,7 +80,7 @@ describe('memory store records', () => {
     expect(copyIndex(index, KEEP)).toStrictEqual(index);
     const { owner: _owner, leaseUntil: _leaseUntil, ...unleased } = index;
     expect(copyIndex(index, OMIT_LEASE)).toStrictEqual(unleased);
-    expect(copyJob(job)).toStrictEqual(job);
+    expect(jobRecord(job, job)).toStrictEqual(job);
   });
 
   it('delivers notifications one by one, in order, to the watchers watching when each was sent', async () => {
