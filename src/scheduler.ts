@@ -331,15 +331,15 @@ export class Scheduler<Data = JsonValue> extends EventEmitter<SchedulerEvents<Da
    * first: an instance starting with many jobs to write takes its share at once.
    */
   async #beat(): Promise<void> {
-    if (this.#state === 'running') {
-      await this.#registrations.checkIdentity();
-      await this.#registrations.init(); // before any other store call, the lock's included
-      const stored = await this.#planLoop.refreshLeases();
-      await this.#registrations.sync(stored);
-      await this.#planLoop.heartbeat();
-      this.#notePlanner();
-    }
-    await this.#executor.heartbeat();
+    if (this.#state !== 'running') return this.#executor.heartbeat();
+    await this.#registrations.checkIdentity();
+    await this.#registrations.init(); // before any other store call, the lock's included
+    const stored = await this.#planLoop.refreshLeases();
+    await this.#registrations.sync(stored);
+    // Sent together, housekeeping first (one round trip where a connection runs its commands in order): the look for
+    // work after the renewals sees the runs the sweep recovered.
+    await Promise.all([this.#planLoop.heartbeat(), this.#executor.heartbeat()]);
+    this.#notePlanner();
   }
 
   /** Logs this instance becoming the planner or losing the lease (a loss between heartbeats is seen at the next one). */

@@ -105,24 +105,6 @@ local function before(a, b)
   return #a < #b
 end
 
--- The first \`limit\` entries scored <= now of the sorted set \`suffix\` of every partition in KEYS,
--- earliest first, ties by member (the sweeps' order): { id, tag } each.
-local function dueEntries(suffix, now, limit)
-  local entries = {}
-  for k = 1, #KEYS do
-    local due = redis.call('ZRANGE', KEYS[k] .. suffix, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit, 'WITHSCORES')
-    for i = 1, #due, 2 do entries[#entries + 1] = { id = due[i], at = tonumber(due[i + 1]), tag = KEYS[k] } end
-  end
-  if #KEYS > 1 then
-    table.sort(entries, function(a, b)
-      if a.at ~= b.at then return a.at < b.at end
-      return before(a.id, b.id)
-    end)
-  end
-  while #entries > limit do table.remove(entries) end
-  return entries
-end
-
 local function isActive(status) return status == 'pending' or status == 'running' end
 
 -- A number Lua computed, as a string JavaScript's Number() reads back exactly.

@@ -38,6 +38,24 @@ function dueOrder(a: Due, b: Due): number {
   return a.at - b.at || byBytes(a.id, b.id) || a.index - b.index;
 }
 
+/** An `expirePending` reply (run-scripts.ts): the runs failed, and the next pendingUntil of its partitions ('' when none). */
+function decodeExpiry(reply: unknown): { runs: RunRecord[]; nextAt: string } {
+  const [runs, nextAt] = asArray(reply, 'expirePendingRuns reply');
+  return { runs: decodeRuns(runs), nextAt: asString(nextAt, 'nextAt') };
+}
+
+/** The runs failed, with the earliest of the partitions' next pendingUntil (`decodeExpiry`). */
+function expiryOf(runs: RunRecord[], nextAts: readonly string[]): ExpirePendingRunsResult {
+  const next = nextAts.filter((at) => at !== '').map(Number);
+  return next.length === 0 ? { runs } : { runs, nextAt: Math.min(...next) };
+}
+
+/** A single Redis's `expirePending` reply over every partition. */
+function expiryOfAll(reply: unknown): ExpirePendingRunsResult {
+  const { runs, nextAt } = decodeExpiry(reply);
+  return expiryOf(runs, [nextAt]);
+}
+
 /** Script limits must be whole, non-negative numbers. */
 export function count(limit: number): string {
   return num(Number.isFinite(limit) ? Math.max(0, Math.floor(limit)) : 1_000_000_000);
@@ -126,28 +144,13 @@ export class PartitionCalls {
 
   async expirePendingRuns(input: ExpireInput): Promise<ExpirePendingRunsResult> {
     const args = (limit: number): string[] => [num(input.now), count(limit), encodeError(PENDING_TIMEOUT_ERROR)];
-    const decode = (reply: unknown): { runs: RunRecord[]; nextAt: string } => {
-      const [runs, nextAt] = asArray(reply, 'expirePendingRuns reply');
-      return { runs: decodeRuns(runs), nextAt: asString(nextAt, 'nextAt') };
-    };
-    let runs: RunRecord[];
-    let nextAts: string[];
-    if (!this.perPartition) {
-      const { runs: expired, nextAt } = decode(await this.#run(runLua.EXPIRE_PENDING_RUNS, this.#layout.tags, args(input.limit)));
-      runs = expired;
-      nextAts = [nextAt];
-    } else {
-      const due = await this.#due(input.limit, (tag, limit) => this.#scored(tag, ':pending-until', input.now, limit));
-      const shares = this.#shares(due);
-      // Every partition is asked, a share of 0 included: each knows its own next pendingUntil.
-      const replies = await Promise.all(
-        this.#layout.tags.map(async (tag) => [tag, decode(await this.#run(runLua.EXPIRE_PENDING_RUNS, [tag], args(shares.get(tag) ?? 0)))] as const),
-      );
-      runs = this.#inOrder(due, new Map(replies.map(([tag, reply]) => [tag, reply.runs])));
-      nextAts = replies.map(([, reply]) => reply.nextAt);
-    }
-    const next = nextAts.filter((at) => at !== '').map(Number);
-    return next.length === 0 ? { runs } : { runs, nextAt: Math.min(...next) };
+    if (!this.perPartition) return expiryOfAll(await this.#run(runLua.EXPIRE_PENDING_RUNS, this.#layout.tags, args(input.limit)));
+    const due = await this.#due(input.limit, (tag, limit) => this.#scored(tag, ':pending-until', input.now, limit));
+    const shares = this.#shares(due);
+    // Every partition is asked, a share of 0 included: each knows its own next pendingUntil.
+    const replies = await Promise.all(this.#layout.tags.map(async (tag) => decodeExpiry(await this.#run(runLua.EXPIRE_PENDING_RUNS, [tag], args(shares.get(tag) ?? 0)))));
+    const runs = this.#inOrder(due, new Map(replies.map((reply, i) => [this.#layout.tags[i] as string, reply.runs])));
+    return expiryOf(runs, replies.map((reply) => reply.nextAt));
   }
 
   async deleteExpiredRuns(input: ExpireInput): Promise<number> {
@@ -159,16 +162,15 @@ export class PartitionCalls {
   }
 
   /**
-   * The three sweeps, in order. A single Redis gets their scripts at once: it runs one
-   * connection's commands in the order sent, so each sees the writes of those before
-   * it, as one after the other would, and the client pays one round trip rather than
-   * three. (A NOSCRIPT fallback resends in the same order: the script cache is flushed
-   * whole.) A cluster's sweeps read every partition first: one after the other there.
+   * The three sweeps, in order. A single Redis runs them as one script over every
+   * partition (`SWEEP_RUNS`): one command a heartbeat. A cluster's sweeps read every
+   * partition first: one after the other there.
    */
   async sweep(input: ExpireInput): Promise<SweepRunsResult> {
     if (!this.perPartition) {
-      const [recovered, expired, deleted] = await Promise.all([this.recoverExpiredRuns(input), this.expirePendingRuns(input), this.deleteExpiredRuns(input)]);
-      return { recovered, expired, deleted };
+      const args = [num(input.now), count(input.limit), encodeError(LEASE_EXPIRED_ERROR), encodeError(PENDING_TIMEOUT_ERROR)];
+      const [recovered, expired, deleted] = asArray(await this.#run(runLua.SWEEP_RUNS, this.#layout.tags, args), 'sweepRuns reply');
+      return { recovered: decodeRuns(recovered), expired: expiryOfAll(expired), deleted: Number(deleted) };
     }
     const recovered = await this.recoverExpiredRuns(input);
     const expired = await this.expirePendingRuns(input);

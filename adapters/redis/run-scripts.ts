@@ -94,34 +94,62 @@ return { '1', flat(run), indexReply(index, record) }
 `);
 
 /**
- * KEYS: partition tags. ARGV: now, limit, leaseExpiredErrorJson. Recovers expired leases of plain runs and
- * indices together, earliest first (compareExpiredLeases: leaseUntil, then run ID,
- * then index, a plain run first), until \`limit\` are recovered; a lease whose run or
- * index has already ended takes no place. Returns the runs after each recovery.
+ * The three sweeps as Lua functions over a list of partition tags: each script
+ * below runs one (`RECOVER_EXPIRED_RUNS`, ...), `SWEEP_RUNS` all three in one call.
+ *
+ * recoverExpired(tags, now, limit, leaseExpiredErrorJson): recovers expired leases of plain
+ * runs and indices together, earliest first (compareExpiredLeases: leaseUntil, then
+ * run ID, then index, a plain run first), until \`limit\` are recovered; a lease whose
+ * run or index has already ended takes no place. Returns the runs after each recovery.
+ *
+ * expirePending(tags, now, limit, pendingTimeoutErrorJson): fails the first \`limit\`
+ * claimable runs whose pendingUntil <= now (earliest first, ties by ID). Returns
+ * { runs, nextAt | '' }.
+ *
+ * deleteExpired(tags, now, limit): deletes the first \`limit\` finished runs whose
+ * expiresAt <= now (earliest first, ties by ID). Returns how many.
  */
-export const RECOVER_EXPIRED_RUNS = script(`
-local now, limit, errorJson = ARGV[1], tonumber(ARGV[2]), ARGV[3]
-local recovered = {}
--- The \`count\` earliest expired leases, plain runs' and indices', in recovery order.
-local function expiredLeases(count)
-  local leases = {}
-  for k = 1, #KEYS do
-    local tag = KEYS[k]
-    local plain = redis.call('ZRANGE', tag .. ':running', '-inf', '(' .. now, 'BYSCORE', 'LIMIT', 0, count, 'WITHSCORES')
-    for i = 1, #plain, 2 do table.insert(leases, { id = plain[i], leaseUntil = tonumber(plain[i + 1]), tag = tag }) end
-    local indices = redis.call('ZRANGE', tag .. ':running-indices', '-inf', '(' .. now, 'BYSCORE', 'LIMIT', 0, count, 'WITHSCORES')
-    for i = 1, #indices, 2 do
-      local member = indices[i]
-      table.insert(leases, { id = string.sub(member, 1, -12), index = tonumber(string.sub(member, -10)),
-        leaseUntil = tonumber(indices[i + 1]), member = member, tag = tag })
-    end
+const SWEEPS = `
+-- The first \`limit\` entries scored <= now of the sorted set \`suffix\` of every partition in \`tags\`,
+-- earliest first, ties by member (the sweeps' order): { id, tag } each.
+local function dueEntries(tags, suffix, now, limit)
+  local entries = {}
+  for k = 1, #tags do
+    local due = redis.call('ZRANGE', tags[k] .. suffix, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit, 'WITHSCORES')
+    for i = 1, #due, 2 do entries[#entries + 1] = { id = due[i], at = tonumber(due[i + 1]), tag = tags[k] } end
   end
-  table.sort(leases, function(a, b)
-    if a.leaseUntil ~= b.leaseUntil then return a.leaseUntil < b.leaseUntil end
-    if a.id ~= b.id then return before(a.id, b.id) end
-    return (a.index or -1) < (b.index or -1)
-  end)
-  return leases
+  if #tags > 1 then
+    table.sort(entries, function(a, b)
+      if a.at ~= b.at then return a.at < b.at end
+      return before(a.id, b.id)
+    end)
+  end
+  while #entries > limit do table.remove(entries) end
+  return entries
+end
+
+local function recoverExpired(tags, now, limit, errorJson)
+  local recovered = {}
+  -- The \`count\` earliest expired leases, plain runs' and indices', in recovery order.
+  local function expiredLeases(count)
+    local leases = {}
+    for k = 1, #tags do
+      local tag = tags[k]
+      local plain = redis.call('ZRANGE', tag .. ':running', '-inf', '(' .. now, 'BYSCORE', 'LIMIT', 0, count, 'WITHSCORES')
+      for i = 1, #plain, 2 do table.insert(leases, { id = plain[i], leaseUntil = tonumber(plain[i + 1]), tag = tag }) end
+      local indices = redis.call('ZRANGE', tag .. ':running-indices', '-inf', '(' .. now, 'BYSCORE', 'LIMIT', 0, count, 'WITHSCORES')
+      for i = 1, #indices, 2 do
+        local member = indices[i]
+        table.insert(leases, { id = string.sub(member, 1, -12), index = tonumber(string.sub(member, -10)),
+          leaseUntil = tonumber(indices[i + 1]), member = member, tag = tag })
+      end
+    end
+    table.sort(leases, function(a, b)
+      if a.leaseUntil ~= b.leaseUntil then return a.leaseUntil < b.leaseUntil end
+      if a.id ~= b.id then return before(a.id, b.id) end
+      return (a.index or -1) < (b.index or -1)
+    end)
+    return leases
 end
 -- Rounds until \`limit\` are recovered or none is left: a lease skipped (its run or index already ended,
 -- possibly by an earlier recovery in this call) must not use up a place. Every lease a round looks at
@@ -154,59 +182,83 @@ while #recovered < limit do
   end
 end
 return recovered
-`);
+end
 
-/**
- * KEYS: partition tags. ARGV: now, limit, pendingTimeoutErrorJson. Fails the first
- * \`limit\` claimable runs whose pendingUntil <= now (earliest first, ties by ID).
- * Returns { runs, nextAt | '' }.
- */
-export const EXPIRE_PENDING_RUNS = script(`
-local now, limit, errorJson = ARGV[1], tonumber(ARGV[2]), ARGV[3]
-local expired = {}
-if limit > 0 then
-  for _, due in ipairs(dueEntries(':pending-until', now, limit)) do
-    usePartition(due.tag)
-    local id = due.id
-    local run = hgetall(runKey(id))
-    if run and run.pendingUntil and claimable(run) then
-      finalize(run, 'failed', now, errorJson)
-      table.insert(expired, flat(run))
-    else
-      redis.call('ZREM', PENDING_UNTIL, id)
+local function expirePending(tags, now, limit, errorJson)
+  local expired = {}
+  if limit > 0 then
+    for _, due in ipairs(dueEntries(tags, ':pending-until', now, limit)) do
+      usePartition(due.tag)
+      local id = due.id
+      local run = hgetall(runKey(id))
+      if run and run.pendingUntil and claimable(run) then
+        finalize(run, 'failed', now, errorJson)
+        table.insert(expired, flat(run))
+      else
+        redis.call('ZREM', PENDING_UNTIL, id)
+      end
     end
-  end
 end
 local nextAt
-for k = 1, #KEYS do
-  local first = redis.call('ZRANGE', KEYS[k] .. ':pending-until', 0, 0, 'WITHSCORES')
+for k = 1, #tags do
+  local first = redis.call('ZRANGE', tags[k] .. ':pending-until', 0, 0, 'WITHSCORES')
   if #first > 0 and (not nextAt or tonumber(first[2]) < tonumber(nextAt)) then nextAt = first[2] end
 end
 return { expired, nextAt or '' }
-`);
+end
 
-/** KEYS: partition tags. ARGV: now, limit. Deletes the first \`limit\` finished runs whose expiresAt <= now (earliest first, ties by ID). Returns how many. */
-export const DELETE_EXPIRED_RUNS = script(`
-local now, limit = ARGV[1], tonumber(ARGV[2])
-local deleted = 0
-if limit <= 0 then return deleted end
-for _, due in ipairs(dueEntries(':expiring', now, limit)) do
-  usePartition(due.tag)
-  local id = due.id
-  local run = hgetall(runKey(id))
-  if run and not isActive(run.status) then
-    redis.call('ZREM', historyKey(run.jobName, run.status), historyMember(run))
-    deleteFinished(id, run.jobName)
-    deleted = deleted + 1
-  else
-    redis.call('ZREM', EXPIRING, id)
-  end
+local function deleteExpired(tags, now, limit)
+  local deleted = 0
+  if limit <= 0 then return deleted end
+  for _, due in ipairs(dueEntries(tags, ':expiring', now, limit)) do
+    usePartition(due.tag)
+    local id = due.id
+    local run = hgetall(runKey(id))
+    if run and not isActive(run.status) then
+      redis.call('ZREM', historyKey(run.jobName, run.status), historyMember(run))
+      deleteFinished(id, run.jobName)
+      deleted = deleted + 1
+    else
+      redis.call('ZREM', EXPIRING, id)
+    end
 end
 return deleted
+end
+`;
+
+/** KEYS: partition tags. ARGV: now, limit, leaseExpiredErrorJson. `recoverExpired` (SWEEPS). */
+export const RECOVER_EXPIRED_RUNS = script(`${SWEEPS}
+return recoverExpired(KEYS, ARGV[1], tonumber(ARGV[2]), ARGV[3])
+`);
+
+/** KEYS: partition tags. ARGV: now, limit, pendingTimeoutErrorJson. `expirePending` (SWEEPS). */
+export const EXPIRE_PENDING_RUNS = script(`${SWEEPS}
+return expirePending(KEYS, ARGV[1], tonumber(ARGV[2]), ARGV[3])
+`);
+
+/** KEYS: partition tags. ARGV: now, limit. `deleteExpired` (SWEEPS). */
+export const DELETE_EXPIRED_RUNS = script(`${SWEEPS}
+return deleteExpired(KEYS, ARGV[1], tonumber(ARGV[2]))
+`);
+
+/**
+ * KEYS: partition tags. ARGV: now, limit, leaseExpiredErrorJson, pendingTimeoutErrorJson.
+ * The three sweeps in order, each seeing the writes of the one before: { recovered,
+ * { expired, nextAt }, deleted }. A partition none of whose four sets holds anything
+ * (a store of yearly jobs, idle) costs one EXISTS instead of five reads.
+ */
+export const SWEEP_RUNS = script(`${SWEEPS}
+local now, limit = ARGV[1], tonumber(ARGV[2])
+local busy = {}
+for k = 1, #KEYS do
+  local tag = KEYS[k]
+  if redis.call('EXISTS', tag .. ':running', tag .. ':running-indices', tag .. ':pending-until', tag .. ':expiring') > 0 then busy[#busy + 1] = tag end
+end
+return { recoverExpired(busy, now, limit, ARGV[3]), expirePending(busy, now, limit, ARGV[4]), deleteExpired(busy, now, limit) }
 `);
 
 /** Every run script, for `init()` to load. */
 export const RUN_SCRIPTS: readonly string[] = [
   ...[CLAIM_RUN, RENEW_LEASE, FINISH_ATTEMPT].flatMap(({ lua, batch }) => [lua, batch]),
-  RECOVER_EXPIRED_RUNS, EXPIRE_PENDING_RUNS, DELETE_EXPIRED_RUNS,
+  RECOVER_EXPIRED_RUNS, EXPIRE_PENDING_RUNS, DELETE_EXPIRED_RUNS, SWEEP_RUNS,
 ];

@@ -267,7 +267,8 @@ return { 'created', jobReply(name), flat(insertRun(ARGV, 6, now)) }
  * and the names. The first \`limit\` claimable runs with \`readyAt <= now\` across
  * those jobs, in claim order (compareReadyOrder: the ready sets order readyAt ties by
  * scheduledAt, then ID), and the earliest later \`readyAt\` ('' when none). Reads at
- * most \`limit\` entries per job and decodes at most \`limit\` runs.
+ * most \`limit\` entries per job and decodes at most \`limit\` runs; none of a partition
+ * without claimable runs.
  */
 export const FIND_READY_RUNS = script(`
 local now, limit = ARGV[1], tonumber(ARGV[2])
@@ -276,7 +277,9 @@ local i = 3
 for k = 1, #KEYS do
   usePartition(KEYS[k])
   local names = tonumber(ARGV[i])
-  for n = i + 1, i + names do
+  -- Every job with claimable runs is in ready-jobs: none there (idle), no job to look at.
+  local last = redis.call('EXISTS', READY_JOBS) == 1 and i + names or i
+  for n = i + 1, last do
     local key = readyKey(ARGV[n])
     if limit > 0 then
       local ready = redis.call('ZRANGE', key, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit, 'WITHSCORES')
