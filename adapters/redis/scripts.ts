@@ -45,33 +45,45 @@ export const UPSERT_ARGC = 14;
  * pendingTimeout, fanCompletions, fanParallelism, retryLimit, maxRuns ('' when absent),
  * now, initialCursor, suspended ('' | '0' | '1'). Returns { created, job } per job,
  * with a third element, the cancelled runs, when suspending cancelled runs created ahead.
+ * A job's fields go in one HSET (and one HDEL of the optional ones it no longer has), and
+ * the batch's notifications in one message, as a batch script's: a start of 1,000,000
+ * jobs wrote each field with a command of its own and published each job on its own.
  */
 export const UPSERT_JOBS = script(`
 local results = {}
+batchNotes = {}
 for base = 0, #ARGV - 1, ${UPSERT_ARGC} do
   local name, now, initialCursor, suspended = ARGV[base + 1], ARGV[base + 12], ARGV[base + 13], ARGV[base + 14]
   local key = jobKey(name)
   local created = redis.call('EXISTS', key) == 0
-  redis.call('HSET', key, 'spec', ARGV[base + 2], 'policy', ARGV[base + 3], 'historySucceeded', ARGV[base + 4],
-    'historyFailed', ARGV[base + 5])
+  local set = { 'spec', ARGV[base + 2], 'policy', ARGV[base + 3], 'historySucceeded', ARGV[base + 4], 'historyFailed', ARGV[base + 5] }
+  local absent = {}
   -- Copies of the spec's optional fields for the scripts; the spec is replaced as a whole.
   for i, field in ipairs({ 'historyTtl', 'pendingTimeout', 'fanCompletions', 'fanParallelism', 'retryLimit', 'maxRuns' }) do
     local value = ARGV[base + 5 + i]
-    if value == '' then redis.call('HDEL', key, field) else redis.call('HSET', key, field, value) end
+    if value == '' then absent[#absent + 1] = field
+    else
+      set[#set + 1] = field
+      set[#set + 1] = value
+    end
   end
   if created then
-    redis.call('HSET', key, 'createdAt', now, 'cursor', initialCursor, 'succeeded', '0', 'failed', '0', 'skipped', '0',
-      'scheduledRuns', '0', 'suspended', suspended == '1' and '1' or '0')
-    redis.call('ZADD', JOBS, 0, name)
+    for _, v in ipairs({ 'createdAt', now, 'cursor', initialCursor, 'succeeded', '0', 'failed', '0', 'skipped', '0',
+        'scheduledRuns', '0', 'suspended', suspended == '1' and '1' or '0' }) do set[#set + 1] = v end
   elseif suspended ~= '' then
-    redis.call('HSET', key, 'suspended', suspended)
+    set[#set + 1] = 'suspended'
+    set[#set + 1] = suspended
   end
+  redis.call('HSET', key, unpack(set))
+  if created then redis.call('ZADD', JOBS, 0, name)
+  elseif #absent > 0 then redis.call('HDEL', key, unpack(absent)) end
   local cancelled = not created and suspended == '1' and cancelAhead(name, now) or {}
   notify({ type = 'job-changed', jobName = name })
   local result = { created and '1' or '0', jobReply(name) }
   if #cancelled > 0 then result[3] = cancelled end
   results[#results + 1] = result
 end
+if #batchNotes > 0 then redis.call('PUBLISH', EVENTS, cjson.encode(batchNotes)) end
 return results
 `);
 

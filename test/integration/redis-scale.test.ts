@@ -4,7 +4,8 @@
  * same answers as with the names sent, scripts called with a handful of arguments,
  * stale index entries corrected, the index built once for a prefix written before it
  * existed, and every name sent when more jobs have claimable runs than it registered.
- * A page of `listJobs` on a single Redis merges the partitions' names a slice at a time.
+ * A page of `listJobs` on a single Redis merges the partitions' names a slice at a time;
+ * a batch of upserts publishes its notifications as one message.
  */
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it, vi } from 'vitest';
@@ -133,6 +134,23 @@ describe.skipIf(!up)('Redis findReadyRuns for an instance with many jobs', () =>
           pages.push(...page.map((job) => job.name));
         }
         expect(pages).toEqual(names);
+      }
+    }));
+
+  it('publishes the job-changed notifications of a batch of upserts as one message, in order', () =>
+    withStore(async (store, prefix) => {
+      const subscriber = new Redis(REDIS_URL);
+      const messages: string[] = [];
+      try {
+        subscriber.on('message', (_channel: string, message: string) => messages.push(message));
+        await subscriber.subscribe(`{${prefix}}:events`);
+        const names = Array.from({ length: 200 }, (_, i) => name(i)).filter((job) => partitionOf(job, store.partitions) === 5);
+        await jobs(store, names);
+        await jobs(store, names); // existing jobs too
+        await vi.waitFor(() => expect(messages).toHaveLength(2), { timeout: 5_000, interval: 20 });
+        for (const message of messages) expect(JSON.parse(message)).toEqual(names.map((jobName) => ({ type: 'job-changed', jobName })));
+      } finally {
+        subscriber.disconnect();
       }
     }));
 });
