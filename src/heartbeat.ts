@@ -2,8 +2,10 @@
  * The scheduler's heartbeat: one beat at a time, every `leaseMs / 3`, sooner after a
  * beat in which a store call failed (`STORE_RETRY_MS`), and, between beats further
  * apart than `IDENTITY_CHECK_MS`, a check of the store's identity that brings the
- * next beat forward when the store lost its data. What a beat does is the
- * scheduler's (`beat`); this module owns when beats happen.
+ * next beat forward when the store lost its data: every `IDENTITY_CHECK_MS`, or only
+ * when the store says its identity may have changed while it pushes that
+ * (`Store.watchIdentity`: an idle instance then wakes for its beats alone). What a
+ * beat does is the scheduler's (`beat`); this module owns when beats happen.
  */
 import type { TimerHandle } from './clock.js';
 import type { Runtime } from './runtime.js';
@@ -42,6 +44,9 @@ export class Heartbeat {
   readonly #task = new SerialTask(() => this.#beat(), { again: () => false });
   #timer: TimerHandle | undefined;
   #identityTimer: TimerHandle | undefined;
+  /** Whether the store pushes identity changes now (no checks on a timer then). */
+  #pushed = false;
+  #unwatchIdentity: (() => void) | undefined;
 
   constructor(runtime: Runtime, parts: HeartbeatParts) {
     this.#rt = runtime;
@@ -59,8 +64,9 @@ export class Heartbeat {
    * cannot hold `start()` up).
    */
   async start(): Promise<void> {
+    const { clock, store } = this.#rt;
+    this.#unwatchIdentity = store.watchIdentity?.((pushed) => void this.#identityHint(pushed));
     this.#armIdentityCheck();
-    const { clock } = this.#rt;
     let timer: TimerHandle | undefined;
     await Promise.race([this.#task.run(), new Promise<void>((resolve) => (timer = clock.setTimer(resolve, START_WAIT_MS)))]);
     if (timer !== undefined) clock.clearTimer(timer);
@@ -71,8 +77,10 @@ export class Heartbeat {
     const { clock } = this.#rt;
     if (this.#timer !== undefined) clock.clearTimer(this.#timer);
     this.#timer = undefined;
-    if (this.#identityTimer !== undefined) clock.clearTimer(this.#identityTimer);
-    this.#identityTimer = undefined;
+    this.#unwatchIdentity?.();
+    this.#unwatchIdentity = undefined;
+    this.#pushed = false;
+    this.#armIdentityCheck();
   }
 
   async #beat(): Promise<void> {
@@ -91,11 +99,26 @@ export class Heartbeat {
     }
   }
 
-  /** Between heartbeats further apart than `IDENTITY_CHECK_MS`, checks the store's identity on a timer of its own. */
+  /**
+   * Between heartbeats further apart than `IDENTITY_CHECK_MS`, checks the store's identity on a timer of its own,
+   * unless the store pushes its changes (clears the timer otherwise).
+   */
   #armIdentityCheck(): void {
     const { store, clock, leaseMs } = this.#rt;
-    if (store.identity === undefined || leaseMs / 3 <= IDENTITY_CHECK_MS || !this.#parts.running()) return;
+    if (this.#identityTimer !== undefined) clock.clearTimer(this.#identityTimer);
+    this.#identityTimer = undefined;
+    if (store.identity === undefined || leaseMs / 3 <= IDENTITY_CHECK_MS || !this.#parts.running() || this.#pushed) return;
     this.#identityTimer = clock.setTimer(() => void this.#pollIdentity(), IDENTITY_CHECK_MS);
+  }
+
+  /**
+   * The store says its identity may have changed: checks it now, after the beat under way (which may have checked
+   * before the change), and from now on on a timer only if the store does not push.
+   */
+  async #identityHint(pushed: boolean): Promise<void> {
+    this.#pushed = pushed;
+    await this.#task.running?.catch(() => {});
+    await this.#pollIdentity();
   }
 
   /**
@@ -104,7 +127,6 @@ export class Heartbeat {
    * heartbeat retries every second then).
    */
   async #pollIdentity(): Promise<void> {
-    this.#identityTimer = undefined;
     const { running, checkIdentity } = this.#parts;
     if (!running()) return;
     if (this.#task.running === undefined && this.#rt.health.storeOk && (await checkIdentity()) && running() && this.#task.running === undefined) {

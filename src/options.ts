@@ -142,6 +142,7 @@ const STORE_METHODS: { readonly [K in MethodOf<Store>]-?: undefined extends Stor
   init: true,
   close: true,
   identity: false,
+  watchIdentity: false,
   upsertJobs: true,
   getJob: true,
   listJobs: true,

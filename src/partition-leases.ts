@@ -237,20 +237,27 @@ export class PartitionLeases {
 
   /**
    * The next refresh of our own: soon (`leaseMs / 10`) while a share is to be given
-   * back to us (another instance gives it at its next refresh), after a lost race for
-   * a free partition, and during this instance's first `leaseMs` in planning while it
-   * holds more than a newcomer would leave it (instances started together join within
-   * it: the first one to start took every partition, and gives back within
-   * `leaseMs / 10` of their joining rather than at its next heartbeat); else when the
-   * earliest lease held by another instance expires (it is renewed before then while
-   * its holder lives).
+   * back to us (another instance gives it at its next refresh) and after a lost race
+   * for a free partition. Between this instance's first two heartbeats in planning,
+   * while it holds more than a newcomer would leave it, `leaseMs / 10` after it joined
+   * and then as long again as it has been planning (3 s and 6 s by default): instances
+   * started together join early, the first one to start took every partition, and it
+   * gives back within about `leaseMs / 10` of their joining rather than at its next
+   * heartbeat, while a lone instance looks twice, not every `leaseMs / 10`. Else when
+   * the earliest lease held by another instance expires (it is renewed before then
+   * while its holder lives).
    */
   #planRefresh(live: readonly LockLease[], view: ShareView, lostRace: boolean): void {
     const { clock, leaseMs, instanceId } = this.#rt;
     const now = clock.now();
-    const starting = now - this.#joinedAt < leaseMs && view.mine.size > fairShare({ ...view, members: view.members + 1 });
-    if (lostRace || starting || waitsForShare(view)) {
-      this.#refreshAt = now + Math.max(1, Math.floor(leaseMs / 10));
+    const soon = Math.max(1, Math.floor(leaseMs / 10));
+    const planning = now - this.#joinedAt;
+    if (lostRace || waitsForShare(view)) {
+      this.#refreshAt = now + soon;
+      return;
+    }
+    if (planning < leaseMs / 3 && view.mine.size > fairShare({ ...view, members: view.members + 1 })) {
+      this.#refreshAt = now + Math.max(soon, planning);
       return;
     }
     let earliest: number | undefined;

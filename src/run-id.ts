@@ -28,9 +28,12 @@ export const RESERVED_NAME_SEGMENTS: readonly string[] = ['manual', 'backfill'];
 
 const SECONDS = /^(?:0|-?[1-9][0-9]*)$/;
 
+/** A reserved segment between dots (or the name's ends). A regular expression, not a split: no array per call for a name without one. */
+const RESERVED_SEGMENT = new RegExp(`(?:^|\\.)(${RESERVED_NAME_SEGMENTS.join('|')})(?=\\.|$)`);
+
 /** The reserved segment `name` contains (`manual` or `backfill`), if any. */
 export function reservedSegmentOf(name: string): string | undefined {
-  return name.split('.').find((segment) => RESERVED_NAME_SEGMENTS.includes(segment));
+  return RESERVED_SEGMENT.exec(name)?.[1];
 }
 
 /** True when `name` is a job name under the current grammar: run IDs of such jobs never collide. */

@@ -101,6 +101,14 @@ export interface StoreLifecycle {
    * every job for good, silently.
    */
   identity?(): Promise<string | undefined>;
+  /**
+   * Optional, with `identity`. Calls `listener` when the identity may have changed (the
+   * scheduler checks it then), with `pushed`: whether the store calls it again at the
+   * next change. While it does, the scheduler checks the identity only on its
+   * heartbeats, not every 2 s between them. Returns the function that stops the calls.
+   * The Redis store pushes while it is watched, on a server with client tracking.
+   */
+  watchIdentity?(listener: (pushed: boolean) => void): () => void;
 }
 
 /**

@@ -12,6 +12,7 @@ import {
   isJobName,
   manualRunId,
   parseRunId,
+  reservedSegmentOf,
   scheduledRunId,
   unixSeconds,
   type ParsedRunId,
@@ -100,5 +101,19 @@ describe('run IDs', () => {
     expect(isJobName('x.manual.y')).toBe(false);
     expect(isJobName('a.Manual')).toBe(true);
     expect(isJobName('manualx.backfil')).toBe(true);
+    expect(isJobName('a.xmanual.manuals')).toBe(true);
+    expect(reservedSegmentOf('backfill.x.manual')).toBe('backfill');
+    expect(reservedSegmentOf('x..manual')).toBe('manual');
+    expect(reservedSegmentOf('manual')).toBe('manual');
+    expect(reservedSegmentOf('a.xbackfill')).toBeUndefined();
+  });
+
+  it('finds a reserved segment exactly where splitting the name on dots does', () => {
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom('', 'a', 'manual', 'backfill', 'manualx', 'xbackfill', 'Manual'), { maxLength: 5 }), (segments) => {
+        const name = segments.join('.');
+        expect(reservedSegmentOf(name)).toBe(name.split('.').find((segment) => segment === 'manual' || segment === 'backfill'));
+      }),
+    );
   });
 });

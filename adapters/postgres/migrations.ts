@@ -23,6 +23,7 @@ import { V1_SCHEMA_MIGRATION } from './migration-v1-schema.js';
 import { TRACEPARENT_V2_MIGRATION } from './migration-v2-traceparent.js';
 import { V3_SCHEDULE_OPTIONS_MIGRATION } from './migration-v3-schedule-options.js';
 import { V4_ONE_OWNER_MIGRATION } from './migration-v4-one-owner.js';
+import { V5_SET_UPSERTS_MIGRATION } from './migration-v5-set-upserts.js';
 import type { SqlNames } from './sql.js';
 
 export interface Migration {
@@ -39,6 +40,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 2, name: "the trace context of a run's creating call", sql: TRACEPARENT_V2_MIGRATION },
   { version: 3, name: 'schedule options: window, jitter, maxRuns, BufferOne', sql: V3_SCHEDULE_OPTIONS_MIGRATION },
   { version: 4, name: 'one owner per decision: retry limit in the job spec, readyAt as given, pendingUntil notified', sql: V4_ONE_OWNER_MIGRATION },
+  { version: 5, name: 'a batch of job upserts as one statement', sql: V5_SET_UPSERTS_MIGRATION },
 ];
 
 /** The single statement that brings a schema up to date; safe to run concurrently and repeatedly. */

@@ -1,26 +1,33 @@
 /**
- * The Redis store's identity, answered from memory while the server vouches for it.
- * Every running scheduler asks for the identity on each heartbeat and every 2 s
- * between them (so a store that lost its data is noticed within seconds): on an
- * idle instance, most of its round trips. The store's pub/sub connection asks the
- * server to track the identity key (Redis 6 client tracking, broadcast mode, on that
- * key alone) and listens for invalidations: the server sends one when the key is
- * written, deleted, evicted, or the database is flushed. Until one arrives, the
- * identity last read is still the store's, and is answered without a round trip.
+ * The Redis store's identity, answered from memory while the server vouches for it,
+ * and its changes pushed to the scheduler (`Store.watchIdentity`). A running
+ * scheduler asks for the identity on each heartbeat and, unless the store pushes its
+ * changes, every 2 s between them (so a store that lost its data is noticed within
+ * seconds). The store's pub/sub connection asks the server to track the identity key
+ * (Redis 6 client tracking, broadcast mode, on that key alone) and listens for
+ * invalidations: the server sends one when the key is written, deleted, evicted, or
+ * the database is flushed. Until one arrives, the identity last read is still the
+ * store's, and is answered without a round trip; when one arrives, the watchers are
+ * told to check it at once, so an idle scheduler need not wake every 2 s.
  *
  * The cache holds only while the tracking connection stays up: it is dropped when
- * that connection closes (a restarted Redis, a failover), and a value read while
- * tracking was off, or while an invalidation came in, is not kept. A server without
- * tracking (before Redis 6, `CLIENT` refused by an ACL) or a cluster is read every
- * time, as before. Every `MAX_ANSWERS`th answer is read anyway, in case the
- * pub/sub connection died without closing (no clock here: stores are handed time).
+ * that connection closes (a restarted Redis, a failover), and the watchers are told
+ * to check and to poll again; a value read while tracking was off, or while an
+ * invalidation came in, is not kept. A server without tracking (before Redis 6,
+ * `CLIENT` refused by an ACL) or a cluster is read every time, and polled, as before.
+ * Every `MAX_ANSWERS + 1`th answer is read anyway, in case the pub/sub connection died
+ * without closing (no clock here: stores are handed time).
  */
 
 /** The channel a tracking connection in RESP2 receives its invalidations on. */
 export const INVALIDATE_CHANNEL = '__redis__:invalidate';
 
-/** Answers from memory before the identity is read again regardless (at the scheduler's 2 s checks, about 30 s). */
-const MAX_ANSWERS = 15;
+/**
+ * Answers from memory before the identity is read again regardless: while the changes
+ * are pushed the scheduler asks on its heartbeats alone, so every third heartbeat
+ * (`leaseMs`) reads it.
+ */
+const MAX_ANSWERS = 2;
 
 export class IdentityCache {
   /** The tracked key, as the server names it (the client's `keyPrefix` included). */
@@ -30,6 +37,8 @@ export class IdentityCache {
   /** Moves on at every invalidation: a read that overlapped one is not kept. */
   #generation = 0;
   #tracking = false;
+  /** Told at every invalidation whether the changes are pushed (`Store.watchIdentity`). */
+  readonly #watchers = new Set<(pushed: boolean) => void>();
 
   constructor(key: string) {
     this.key = key;
@@ -41,10 +50,18 @@ export class IdentityCache {
     this.invalidate();
   }
 
-  /** Forgets the value (an invalidation came, or the tracking connection closed). */
+  /** Forgets the value (an invalidation came, or tracking went on or off), and tells the watchers to check. */
   invalidate(): void {
     this.#generation += 1;
     this.#value = undefined;
+    for (const watcher of this.#watchers) watcher(this.#tracking);
+  }
+
+  /** Calls `watcher` at every invalidation, and at once while tracking is on already; returns the function that stops it. */
+  watch(watcher: (pushed: boolean) => void): () => void {
+    this.#watchers.add(watcher);
+    if (this.#tracking) watcher(true);
+    return () => void this.#watchers.delete(watcher);
   }
 
   /** The identity: from memory while tracked, else `read()` (kept when tracking held throughout the read). */

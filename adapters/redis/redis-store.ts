@@ -435,6 +435,14 @@ export class RedisStore implements Store {
     return this.#identity.get(async () => asString(await this.#global(lua.IDENTITY, [randomUUID()]), 'identity'));
   }
 
+  /**
+   * Calls `listener` when the identity may have changed, with whether its changes are
+   * pushed: while the store is watched, on a single Redis with client tracking.
+   */
+  watchIdentity(listener: (pushed: boolean) => void): () => void {
+    return this.#identity.watch(listener);
+  }
+
   /** Publishes a marker and waits for it on the subscription: pub/sub keeps order, so every earlier notification is in. */
   flushNotifications(): Promise<void> {
     return this.#flush.flush();

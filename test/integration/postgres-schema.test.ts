@@ -25,6 +25,7 @@ const FROZEN: Record<number, string> = {
   2: 'ff5082708a553583f7cf56bdbcdab3be246270d469e5c46d100cf4a7585f4725',
   3: '407ff42fa5935781d5d4eb07d45523ace2bd9e84c7b1eaaff59249d20dc6542a',
   4: '9106cebf2e864a9e8b4512572464e7c977fea5bd6c0291bbd0ad97c2202bb48b',
+  5: '6abbd4583654520702995695a0681a7528c6bb0b01eefbbe2fd72d3500e8eb74',
 };
 
 /** The names and versions the seven pre-release migrations of 0.1.0 recorded. */

@@ -255,6 +255,36 @@ describe.skipIf(!up)('PostgresStore on a real server', () => {
         await Promise.all(schemas.map(dropSchema));
       }
     });
+
+    it('writes a start (distinct names, no suspend flag) as one insert of every row, as the per-job path does', async () => {
+      const schemas = [uniqueNamespace('tw'), uniqueNamespace('tw')];
+      const [whole, perJob] = schemas.map((schema) => new PostgresStore({ pool, schema })) as [PostgresStore, PostgresStore];
+      // With the window, jitter and maxRuns fields set on some, cleared on others; existing jobs keep their cursor,
+      // creation time and suspend flag.
+      const start = batch.map(({ spec: s }, i): UpsertJobInput => {
+        const window = i % 3 === 0 ? { startAt: T0 + i, endAt: T0 + 86_400_000, jitterMs: i, maxRuns: i + 1 } : {};
+        return { spec: { ...s, ...window }, now: T0 + 2_000, initialCursor: T0 + 2_000 + i };
+      });
+      try {
+        for (const store of [whole, perJob]) {
+          await store.upsertJobs(existing);
+          await store.scheduleRun({ jobName: 'job-004', expectedCursor: T0, cursor: T0 + 60_000, now: T0 });
+          await store.upsertJobs([{ ...(existing[5] as UpsertJobInput), spec: { ...(existing[5] as UpsertJobInput).spec, maxRuns: 3, jitterMs: 10 } }]);
+        }
+        const results = await whole.upsertJobs(start);
+        // A name twice sends the batch through the per-job path (the later input wins): the last input again.
+        const perJobResults = await perJob.upsertJobs([...start, start.at(-1) as UpsertJobInput]);
+        expect(results).toEqual(perJobResults.slice(0, start.length));
+        expect(results.filter((r) => r.created)).toHaveLength(250);
+        expect(results.find((r) => r.job.name === 'job-004')?.job.cursor).toBe(T0 + 60_000);
+        expect(results.find((r) => r.job.name === 'job-000')?.job).toMatchObject({ suspended: true, createdAt: T0, startAt: T0, maxRuns: 1 });
+        expect(results.find((r) => r.job.name === 'job-010')?.job.maxRuns).toBeUndefined();
+        expect(await whole.listJobs()).toEqual(await perJob.listJobs());
+      } finally {
+        await Promise.all([whole.close(), perJob.close()]);
+        await Promise.all(schemas.map(dropSchema));
+      }
+    });
   });
 
   describe('notifications', () => {

@@ -285,10 +285,15 @@ describe.skipIf(!up)('RedisStore', () => {
       try {
         await store.init();
         await untilTracked(store, reads);
+        // A scheduler that starts watching the identity once tracking is on is told at once that its changes are pushed.
+        const told: boolean[] = [];
+        store.watchIdentity((pushed) => told.push(pushed))();
+        expect(told).toEqual([true]);
         const identity = await store.identity();
         const before = reads();
-        for (let i = 0; i < 10; i += 1) expect(await store.identity()).toBe(identity);
-        expect(reads()).toBe(before);
+        // Every third answer is read anyway (a pub/sub connection may die without closing); the others come from memory.
+        for (let i = 0; i < 9; i += 1) expect(await store.identity()).toBe(identity);
+        expect(reads()).toBe(before + 3);
         // The data is lost (the key goes as a flush or a restart would take it): the server says so, and the next answer is new.
         await admin.del(`{${prefix}}:identity`);
         await vi.waitFor(async () => expect(await store.identity()).not.toBe(identity), { timeout: 5_000, interval: 20 });
@@ -301,20 +306,29 @@ describe.skipIf(!up)('RedisStore', () => {
       }
     });
 
-    it.skipIf(!required(redisServerAvailable(), 'redis-server'))('is read again at once after a FLUSHALL and after a restart of Redis (a throwaway server)', async () => {
+    it.skipIf(!required(redisServerAvailable(), 'redis-server'))('is read again at once after a FLUSHALL and after a restart of Redis (a throwaway server), and its watchers are told', async () => {
       const server = await throwawayRedis();
       await server.up();
       const client = new Redis(server.url);
       const store = new RedisStore({ client, prefix: uniqueNamespace('tw') });
       const reads = countReads(client);
+      // What the scheduler is told (`watchIdentity`): check now, and whether the changes are pushed from then on.
+      const told: boolean[] = [];
+      const unwatchIdentity = store.watchIdentity((pushed) => told.push(pushed));
       const unwatch = store.watch(() => {});
       const flusher = new Redis(server.url);
       try {
         await store.init();
         await untilTracked(store, reads);
+        // Tracking went on (and the first read, which made the key, wrote it): pushed from here on.
+        expect(told.length).toBeGreaterThan(0);
+        expect(told.every(Boolean)).toBe(true);
         const identity = await store.identity();
+        const before = told.length;
         await flusher.flushall();
-        // Seen within a few answers (from memory, up to 15 would go by before a read of its own).
+        await vi.waitFor(() => expect(told.length).toBeGreaterThan(before), { timeout: 5_000, interval: 20 });
+        expect(told.every(Boolean)).toBe(true);
+        // Seen within a few answers (from memory, up to 2 would go by before a read of its own).
         let answers = 0;
         await vi.waitFor(async () => {
           answers += 1;
@@ -324,10 +338,14 @@ describe.skipIf(!up)('RedisStore', () => {
         await untilTracked(store, reads);
         const afterFlush = await store.identity();
         // Restarted empty: the tracking connection closed with it, so the first answer after it is read from the new server.
+        told.length = 0;
         await server.down();
+        // The tracking connection closed: check now, and no longer count on pushes.
+        await vi.waitFor(() => expect(told[0]).toBe(false), { timeout: 5_000, interval: 20 });
         await server.up();
         expect(await store.identity()).not.toBe(afterFlush);
       } finally {
+        unwatchIdentity();
         unwatch();
         flusher.disconnect();
         await store.close();
@@ -336,7 +354,7 @@ describe.skipIf(!up)('RedisStore', () => {
       }
     }, 30_000);
 
-    it('is read every time without a pub/sub connection (no watcher), and again after 15 answers from memory with one', async () => {
+    it('is read every time without a pub/sub connection (no watcher), and every third time with one', async () => {
       const client = new Redis(REDIS_URL);
       const prefix = uniqueNamespace('tw');
       const store = new RedisStore({ client, prefix });
@@ -348,12 +366,11 @@ describe.skipIf(!up)('RedisStore', () => {
         const unwatch = store.watch(() => {});
         try {
           await untilTracked(store, reads);
-          // Kept by the last read: 14 more from memory, then one read (a pub/sub connection may die without closing).
+          // Two answers from memory after each read (a pub/sub connection may die without closing: the scheduler asks
+          // on its heartbeats while the changes are pushed, so every third heartbeat reads).
           const before = reads();
-          for (let i = 0; i < 14; i += 1) await store.identity();
-          expect(reads()).toBe(before);
-          await store.identity();
-          expect(reads()).toBe(before + 1);
+          for (let i = 0; i < 9; i += 1) await store.identity();
+          expect(reads()).toBe(before + 3);
         } finally {
           unwatch();
         }

@@ -49,12 +49,15 @@ export function redisKeyPattern(prefix: string): string {
   return `*{${prefix}[}/]*`;
 }
 
-/** Deletes every key of a store's prefix on one Redis server (SCAN, never KEYS). */
-export async function deleteRedisKeys(client: Redis, prefix: string): Promise<void> {
+/** Deletes every key of a store's prefix on one Redis server (SCAN, never KEYS); `atOnce`: in one DEL after the scan (atomic). */
+export async function deleteRedisKeys(client: Redis, prefix: string, atOnce = false): Promise<void> {
+  const all: string[] = [];
   let cursor = '0';
   do {
     const [next, keys] = await client.scan(cursor, 'MATCH', redisKeyPattern(prefix), 'COUNT', 500);
     cursor = next;
-    if (keys.length > 0) await client.del(...keys);
+    if (atOnce) all.push(...keys);
+    else if (keys.length > 0) await client.del(...keys);
   } while (cursor !== '0');
+  if (all.length > 0) await client.del(...all);
 }

@@ -30,6 +30,9 @@ for (const target of EVERY_STORE.filter((store) => store.kind !== 'memory')) {
         await clock.advance('3s');
         expect(ran).toHaveLength(3);
         await opened.wipe?.();
+        // A store that pushes its identity's changes (Redis under client tracking) does so on its pub/sub connection, in
+        // order with the notifications: checked at once when the push comes, which the flush waits for.
+        await opened.store.flushNotifications?.();
         const lostAt = clock.now();
         await clock.advance('2s');
         const resets = errors.filter((error) => error.code === 'STORE_RESET');
@@ -52,3 +55,38 @@ for (const target of EVERY_STORE.filter((store) => store.kind !== 'memory')) {
     });
   });
 }
+
+const redis = EVERY_STORE.find((store) => store.kind === 'redis');
+describe.skipIf(redis === undefined || !redis.up)('a Redis store under client tracking, leaseMs 30 s', () => {
+  it('is not checked between heartbeats, and a loss is noticed when the server says so, without the clock moving', async () => {
+    const opened = await (redis as NonNullable<typeof redis>).open();
+    const store = opened.store as Required<typeof opened.store>;
+    const clock = new FakeClock('2026-01-01T00:00:00Z');
+    const scheduler = new Scheduler({ store, clock, logger: false });
+    const resets: TickworkError[] = [];
+    scheduler.on('error', (error) => void ((error as TickworkError).code === 'STORE_RESET' && resets.push(error as TickworkError)));
+    const identity = store.identity.bind(store);
+    let checks = 0;
+    store.identity = () => ((checks += 1), identity());
+    try {
+      scheduler.register({ name: 'nightly', schedule: '0 2 * * *', handler: () => {} });
+      await scheduler.start();
+      // Tracking is set up before the subscription the flush waits for.
+      await store.flushNotifications();
+      await clock.advance('10s');
+      checks = 0;
+      await clock.advance('1m');
+      expect(checks).toBe(6); // one per heartbeat; every 2 s between them (36) before
+      await opened.wipe?.();
+      await store.flushNotifications(); // the server's invalidation came before the flush's marker
+      await clock.settle();
+      expect(resets).toHaveLength(1);
+      expect((await scheduler.listJobs()).map((job) => job.name)).toEqual(['nightly']);
+    } finally {
+      const stopping = scheduler.stop();
+      await clock.advance('1m');
+      await stopping;
+      await opened.dispose();
+    }
+  });
+});

@@ -14,7 +14,7 @@ type MethodOf<T> = { [K in keyof T]-?: NonNullable<T[K]> extends (...args: never
 
 /** Every method of `Store`, `true` when required; the compiler keeps the list whole. */
 const REQUIRED: { readonly [K in MethodOf<Store>]-?: undefined extends Store[K] ? false : true } = {
-  init: true, close: true, identity: false,
+  init: true, close: true, identity: false, watchIdentity: false,
   upsertJobs: true, getJob: true, listJobs: true, removeJob: true, setSuspended: true,
   scheduleRun: true, createRun: true, addBackfill: true, scheduleBackfillRun: true,
   findReadyRuns: true, claimRun: true, renewLease: true, finishAttempt: true,
