@@ -209,6 +209,13 @@ async function serverCpuOver(store: string, windowStart: number, windowEnd: numb
   return (await read()) - before;
 }
 
+/**
+ * How long scale-idle waits at most for V8's own full GC after the bench's forced ones before its settled window.
+ * At 100,000 jobs V8's memory reducer collected tickwork's 57 MB heap 75-100 s after them (BullMQ's, 2 MB, 20-26 s):
+ * with 60 s, its 190 ms fell into the settled window of one run of two (2026-11-28 15:25).
+ */
+const SETTLE_MAX_S = '150';
+
 /** The scale scenarios' children: a larger heap for a million jobs' records (V8's default stops near 4 GB). */
 const SCALE_NODE_FLAGS = ['--max-old-space-size=12288', ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [])];
 
@@ -458,7 +465,7 @@ const scenarios: Record<string, (results: Results) => Promise<void>> = {
       for (const [lib, store] of runs.filter(([, store]) => scaleStores?.has(store) ?? true)) {
         const ns = scaleNamespace(store, 'scale');
         const n = lib === 'bullmq' ? Math.min(jobs, D.bullmqIdleJobs) : store === 'memory' ? D.memoryScaleJobs : jobs;
-        const args = ['--lib', lib, '--store', store, '--ns', ns, '--jobs', String(n), '--seconds', String(D.idleSeconds), '--settle-max', '60'];
+        const args = ['--lib', lib, '--store', store, '--ns', ns, '--jobs', String(n), '--seconds', String(D.idleSeconds), '--settle-max', SETTLE_MAX_S];
         log(`scale-idle ${lib} ${store} (${n.toLocaleString('en-US')} jobs)`);
         try {
           const [first] = await runScenario<Record<string, unknown>>(scenario('scale-idle'), { args, env, nodeFlags: SCALE_NODE_FLAGS, timeoutMs: 3_600_000 });
@@ -482,7 +489,7 @@ const scenarios: Record<string, (results: Results) => Promise<void>> = {
           for (const lib of round % 2 === 0 ? ['tickwork', 'bullmq'] : ['bullmq', 'tickwork']) {
             const n = Math.min(jobs, D.bullmqIdleJobs);
             log(`scale-idle versus, round ${round + 1}: ${lib} redis (${n.toLocaleString('en-US')} jobs)`);
-            const args = ['--lib', lib, '--store', 'redis', '--ns', scaleNamespace('redis', 'vs'), '--jobs', String(n), '--seconds', String(D.idleSeconds), '--settle-max', '60'];
+            const args = ['--lib', lib, '--store', 'redis', '--ns', scaleNamespace('redis', 'vs'), '--jobs', String(n), '--seconds', String(D.idleSeconds), '--settle-max', SETTLE_MAX_S];
             try {
               const [row] = await runScenario<Record<string, unknown>>(scenario('scale-idle'), { args, env, nodeFlags: SCALE_NODE_FLAGS, timeoutMs: 1_800_000 });
               results['scale-idle-versus'].push({ ...row, round, load: loadavg()[0] });
@@ -499,8 +506,7 @@ const scenarios: Record<string, (results: Results) => Promise<void>> = {
         for (const build of ['this branch', baseline.label]) {
           const n = D.comparisonJobs;
           log(`scale-idle comparison ${store} ${build} (${n.toLocaleString('en-US')} jobs)`);
-          // Settling for at most 60 s (V8's memory reducer came 20-30 s after the bench's forced GCs): both builds get the same.
-          const args = ['--lib', 'tickwork', '--store', store, '--ns', scaleNamespace(store, 'cmp'), '--jobs', String(n), '--seconds', String(D.idleSeconds), '--settle-max', '60'];
+          const args = ['--lib', 'tickwork', '--store', store, '--ns', scaleNamespace(store, 'cmp'), '--jobs', String(n), '--seconds', String(D.idleSeconds), '--settle-max', SETTLE_MAX_S];
           const buildEnv = build === 'this branch' ? env : { ...env, BENCH_TICKWORK_ROOT: baseline.root };
           try {
             const [row] = await runScenario<Record<string, unknown>>(scenario('scale-idle'), { args, env: buildEnv, nodeFlags: SCALE_NODE_FLAGS, timeoutMs: 1_800_000 });

@@ -53,28 +53,6 @@ expire(key, now, leaseUntil)
 return 1
 `;
 
-/**
- * ARGV: now, leaseUntil, then name, owner, token of each lease, then graceMs. LOCK_RENEW
- * of each lease in one script; returns 1 (renewed) or 0 per lease, in order.
- */
-export const LOCK_RENEW_ALL = `${LOCK_PRELUDE}
-local now, leaseUntil = tonumber(ARGV[1]), ARGV[2]
-local out = {}
-for i = 3, #ARGV - 1, 3 do
-  local owner, token = ARGV[i + 1], tonumber(ARGV[i + 2])
-  local key = leaseKey(ARGV[i])
-  local held = redis.call('HMGET', key, 'owner', 'token', 'leaseUntil')
-  if held[1] and held[1] == owner and tonumber(held[2]) == token and tonumber(held[3]) > now then
-    redis.call('HSET', key, 'leaseUntil', leaseUntil)
-    expire(key, now, leaseUntil)
-    out[#out + 1] = 1
-  else
-    out[#out + 1] = 0
-  end
-end
-return out
-`;
-
 /** ARGV: name, owner, token. Frees the lock when held by owner with token. */
 export const LOCK_RELEASE = `${LOCK_PRELUDE}
 local key = leaseKey(ARGV[1])
@@ -84,22 +62,65 @@ return 0
 `;
 
 /**
- * ARGV: prefix, now. Returns [name, owner, token, leaseUntil] of each live lease whose
- * name starts with prefix, and forgets the names whose lease key is gone (a name comes
- * back with its next acquire), so the set holds only the locks in use.
+ * renewAll(at): ARGV from \`at\` on: now, leaseUntil, then name, owner, token of each
+ * lease (graceMs last). LOCK_RENEW of each lease; 1 (renewed) or 0 per lease, in order.
+ *
+ * list(prefix, now): [name, owner, token, leaseUntil] of each live lease whose name
+ * starts with prefix; forgets the names whose lease key is gone (a name comes back
+ * with its next acquire), so the set holds only the locks in use.
  */
-export const LOCK_LIST = `${LOCK_PRELUDE}
-local prefix, now = ARGV[1], tonumber(ARGV[2])
-local out = {}
-for _, name in ipairs(redis.call('SMEMBERS', NAMES)) do
-  local held = redis.call('HMGET', leaseKey(name), 'owner', 'token', 'leaseUntil')
-  if not held[1] then redis.call('SREM', NAMES, name)
-  elseif string.sub(name, 1, #prefix) == prefix and tonumber(held[3]) > now then
-    out[#out + 1] = { name, held[1], held[2], held[3] }
+const RENEW_AND_LIST = `
+-- What renewAll just wrote, by name: a listing after it in the same call need not read those leases again.
+local renewed = {}
+local function renewAll(at)
+  local now, leaseUntil = tonumber(ARGV[at]), ARGV[at + 1]
+  local out = {}
+  for i = at + 2, #ARGV - 1, 3 do
+    local owner, token = ARGV[i + 1], tonumber(ARGV[i + 2])
+    local key = leaseKey(ARGV[i])
+    local held = redis.call('HMGET', key, 'owner', 'token', 'leaseUntil')
+    if held[1] and held[1] == owner and tonumber(held[2]) == token and tonumber(held[3]) > now then
+      redis.call('HSET', key, 'leaseUntil', leaseUntil)
+      expire(key, now, leaseUntil)
+      renewed[ARGV[i]] = { owner, held[2], leaseUntil }
+      out[#out + 1] = 1
+    else
+      out[#out + 1] = 0
+    end
   end
+  return out
 end
-return out
+
+local function list(prefix, now)
+  local out = {}
+  for _, name in ipairs(redis.call('SMEMBERS', NAMES)) do
+    local held = renewed[name] or redis.call('HMGET', leaseKey(name), 'owner', 'token', 'leaseUntil')
+    if not held[1] then redis.call('SREM', NAMES, name)
+    elseif string.sub(name, 1, #prefix) == prefix and tonumber(held[3]) > now then
+      out[#out + 1] = { name, held[1], held[2], held[3] }
+    end
+  end
+  return out
+end
+`;
+
+/** ARGV: now, leaseUntil, then name, owner, token of each lease, then graceMs. `renewAll` (RENEW_AND_LIST). */
+export const LOCK_RENEW_ALL = `${LOCK_PRELUDE}${RENEW_AND_LIST}
+return renewAll(1)
+`;
+
+/** ARGV: prefix, now. `list` (RENEW_AND_LIST). */
+export const LOCK_LIST = `${LOCK_PRELUDE}${RENEW_AND_LIST}
+return list(ARGV[1], tonumber(ARGV[2]))
+`;
+
+/**
+ * ARGV: prefix, now of the listing, then LOCK_RENEW_ALL's. The renewal, then the
+ * listing, in one call: { renewed, leases }.
+ */
+export const LOCK_RENEW_LIST = `${LOCK_PRELUDE}${RENEW_AND_LIST}
+return { renewAll(3), list(ARGV[1], tonumber(ARGV[2])) }
 `;
 
 /** Every lock script. */
-export const LOCK_SCRIPTS: readonly string[] = [LOCK_ACQUIRE, LOCK_RENEW, LOCK_RENEW_ALL, LOCK_RELEASE, LOCK_LIST];
+export const LOCK_SCRIPTS: readonly string[] = [LOCK_ACQUIRE, LOCK_RENEW, LOCK_RENEW_ALL, LOCK_RELEASE, LOCK_LIST, LOCK_RENEW_LIST];

@@ -327,6 +327,7 @@ local total = 0
 for k = 1, #KEYS do total = total + redis.call('ZCARD', KEYS[k] .. ':ready-jobs') end
 if total > max then return false end
 local out = {}
+if total == 0 then return out end
 for k = 1, #KEYS do
   usePartition(KEYS[k])
   for _, name in ipairs(redis.call('ZRANGE', READY_JOBS, '-inf', now, 'BYSCORE')) do

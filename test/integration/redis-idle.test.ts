@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { RedisStore } from '../../adapters/redis/index.js';
-import { LOCK_LIST, LOCK_RENEW_ALL } from '../../adapters/redis/lock-scripts.js';
+import { LOCK_LIST, LOCK_RENEW_ALL, LOCK_RENEW_LIST } from '../../adapters/redis/lock-scripts.js';
 import { SWEEP_RUNS } from '../../adapters/redis/run-scripts.js';
 import { FIND_READY_JOBS, FIND_READY_RUNS } from '../../adapters/redis/scripts.js';
 import { Scheduler } from '../../src/index.js';
@@ -17,7 +17,7 @@ import { REDIS_URL, deleteRedisKeys, requireServer, uniqueNamespace } from './se
 const up = await requireServer('redis');
 const sha = (lua: string): string => createHash('sha1').update(lua).digest('hex');
 const NAMES = new Map(
-  Object.entries({ LOCK_RENEW_ALL, LOCK_LIST, SWEEP_RUNS, FIND_READY_RUNS, FIND_READY_JOBS }).map(([name, lua]) => [sha(lua), name]),
+  Object.entries({ LOCK_RENEW_ALL, LOCK_LIST, LOCK_RENEW_LIST, SWEEP_RUNS, FIND_READY_RUNS, FIND_READY_JOBS }).map(([name, lua]) => [sha(lua), name]),
 );
 
 describe.skipIf(!up)('an idle heartbeat on Redis', () => {
@@ -62,10 +62,10 @@ describe.skipIf(!up)('an idle heartbeat on Redis', () => {
     }
   }
 
-  it.each([100, 2_000])('with %i jobs: the leases renewed and listed, then the sweeps and the look for ready runs together', async (jobs) => {
+  it.each([100, 2_000])('with %i jobs: the leases renewed and listed in one script, then the sweeps and the look for ready runs together', async (jobs) => {
     const { calls, roundTrips } = await idleBeats(jobs, 6);
     const ready = jobs > 1_000 ? 'FIND_READY_JOBS' : 'FIND_READY_RUNS';
-    expect(calls).toEqual({ LOCK_RENEW_ALL: 6, LOCK_LIST: 6, SWEEP_RUNS: 6, [ready]: 6 });
+    expect(calls).toEqual({ LOCK_RENEW_LIST: 6, SWEEP_RUNS: 6, [ready]: 6 });
     expect(roundTrips).toBe(12);
   }, 30_000);
 });

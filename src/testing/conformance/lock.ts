@@ -69,6 +69,23 @@ export function lockTests(options: ConformanceTestApi, withLock: (test: (lock: L
         expect((await lock.acquire({ name: 'planner:2/4', owner: 'z', now: T0 + 5_000, leaseUntil: T0 + 6_000 }))?.token).toBeGreaterThan(c.token);
       }));
 
+    it('renews and lists at once, as a heartbeat does: each answers as it would alone (when it can)', () =>
+      withLock(async (lock) => {
+        if (lock.renewAll === undefined || lock.list === undefined) return;
+        const a = (await lock.acquire({ name: 'planner:0/4', owner: 'p', now: T0, leaseUntil: T0 + 1_000 }))!;
+        const b = (await lock.acquire({ name: 'planner:1/4', owner: 'q', now: T0, leaseUntil: T0 + 1_000 }))!;
+        const [renewed, listed] = await Promise.all([
+          lock.renewAll({ leases: [a, { ...b, owner: 'p' }], now: T0 + 500, leaseUntil: T0 + 3_000 }),
+          lock.list({ prefix: 'planner:', now: T0 + 500 }),
+        ]);
+        expect(renewed).toEqual([true, false]);
+        // The listing may come before the renewal or after it (a store of several connections runs them side by side).
+        const [first, second] = [...listed].sort((x, y) => (x.name < y.name ? -1 : 1));
+        expect(second).toEqual(b);
+        expect([a, { ...a, leaseUntil: T0 + 3_000 }]).toContainEqual(first);
+        expect(await lock.list({ prefix: 'planner:0', now: T0 + 1_000 })).toEqual([{ ...a, leaseUntil: T0 + 3_000 }]);
+      }));
+
     it('lists the live leases whose names start with a prefix (when it can)', () =>
       withLock(async (lock) => {
         if (lock.list === undefined) return;
