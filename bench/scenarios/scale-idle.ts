@@ -201,6 +201,7 @@ async function main(): Promise<void> {
     const settling = (): boolean => lastFullGcAt < lastForcedGcAt || performance.now() - lastFullGcAt < quietSeconds * 1000;
     while (performance.now() - settleStart < settleMaxSeconds * 1000 && settling()) await sleep(1000);
     result.settledAfterS = (performance.now() - t0 - readyMs) / 1000;
+    result.settleMaxS = settleMaxSeconds;
     result.idle = await window(seconds * 1000, server);
   }
   await started.stop();
