@@ -5,14 +5,14 @@
  * re-renders RESULTS.md and lag.svg from results.json. tickwork is measured from its build
  * (bench/lib/tickwork.ts), which this runs first (`npm run build`).
  * Scenarios: fire-lag, fire-lag-stores, throughput, alloc, idle, skip, catch-up, cron-maths, preview, registration, footprint,
- * and the scale scenarios scale-idle, burst, every-10s (on private Redis and Postgres servers the bench starts and
+ * and the scale scenarios scale-idle, scale-idle-versus, burst, every-10s (on private Redis and Postgres servers the bench starts and
  * removes: bench/lib/private-servers.ts) and burst-cluster (the burst on a 3-master Redis Cluster the bench starts,
  * test/integration/redis-cluster.ts). `--jobs N` sets their job counts for development (default 1,000,000
  * registered, a 100,000-job burst, 10,000 jobs every 10 s); `--quick` shortens every-10s to 30 s;
  * `--fleet redis:3,postgres:1` picks every-10s's runs (store:instances), `--burst memory:1,redis:3` the burst's; BENCH_PARTITIONS
  * sets the stores' partition count; BENCH_CPU_PROF=<dir> writes a CPU profile of each scale child there (`--cpu-prof`);
  * `--baseline <dir> <label>` measures another commit's build in `<dir>` beside this one (scale-idle, 100,000 jobs);
- * `--versus-rounds N` sets how many times scale-idle measures tickwork on Redis beside BullMQ at 100,000 jobs (3).
+ * scale-idle-versus measures tickwork on Redis beside BullMQ at 100,000 jobs, `--versus-rounds N` times (3).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -481,24 +481,6 @@ const scenarios: Record<string, (results: Results) => Promise<void>> = {
           results['scale-idle'].push({ lib, store, jobs, error: String((error as Error).message).slice(0, 300) });
         }
       }
-      // tickwork beside BullMQ at the same job count, alternating which goes first: one run of each is at the mercy
-      // of where V8's GCs and the box's other work fall in a 20 s window of 10-40 ms; their medians are not.
-      results['scale-idle-versus'] = [];
-      if (scaleStores?.has('redis') ?? true) {
-        for (let round = 0; round < D.versusRounds; round += 1) {
-          for (const lib of round % 2 === 0 ? ['tickwork', 'bullmq'] : ['bullmq', 'tickwork']) {
-            const n = Math.min(jobs, D.bullmqIdleJobs);
-            log(`scale-idle versus, round ${round + 1}: ${lib} redis (${n.toLocaleString('en-US')} jobs)`);
-            const args = ['--lib', lib, '--store', 'redis', '--ns', scaleNamespace('redis', 'vs'), '--jobs', String(n), '--seconds', String(D.idleSeconds), '--settle-max', SETTLE_MAX_S];
-            try {
-              const [row] = await runScenario<Record<string, unknown>>(scenario('scale-idle'), { args, env, nodeFlags: SCALE_NODE_FLAGS, timeoutMs: 1_800_000 });
-              results['scale-idle-versus'].push({ ...row, round, load: loadavg()[0] });
-            } catch (error) {
-              results['scale-idle-versus'].push({ lib, store: 'redis', round, jobs: n, error: String((error as Error).message).slice(0, 300) });
-            }
-          }
-        }
-      }
       // Before and after this branch's changes, at the same job count, one after the other.
       results['scale-idle-comparison'] = [];
       if (baseline === undefined) return;
@@ -513,6 +495,27 @@ const scenarios: Record<string, (results: Results) => Promise<void>> = {
             results['scale-idle-comparison'].push({ ...row, build });
           } catch (error) {
             results['scale-idle-comparison'].push({ store, build, jobs: n, error: String((error as Error).message).slice(0, 300) });
+          }
+        }
+      }
+    });
+  },
+  async 'scale-idle-versus'(results) {
+    // tickwork beside BullMQ at the same job count, alternating which goes first: one run of each is at the mercy
+    // of where V8's GCs and the box's other work fall in a 20 s window of 10-40 ms; their medians are not.
+    results['scale-idle-versus'] = [];
+    const n = Math.min(D.idleScaleJobs, D.bullmqIdleJobs);
+    await withPrivateServers(async (servers) => {
+      const env = { REDIS_URL: servers.redis, DATABASE_URL: servers.postgres };
+      for (let round = 0; round < D.versusRounds; round += 1) {
+        for (const lib of round % 2 === 0 ? ['tickwork', 'bullmq'] : ['bullmq', 'tickwork']) {
+          log(`scale-idle versus, round ${round + 1}: ${lib} redis (${n.toLocaleString('en-US')} jobs)`);
+          const args = ['--lib', lib, '--store', 'redis', '--ns', scaleNamespace('redis', 'vs'), '--jobs', String(n), '--seconds', String(D.idleSeconds), '--settle-max', SETTLE_MAX_S];
+          try {
+            const [row] = await runScenario<Record<string, unknown>>(scenario('scale-idle'), { args, env, nodeFlags: SCALE_NODE_FLAGS, timeoutMs: 1_800_000 });
+            results['scale-idle-versus'].push({ ...row, round, load: loadavg()[0] });
+          } catch (error) {
+            results['scale-idle-versus'].push({ lib, store: 'redis', round, jobs: n, error: String((error as Error).message).slice(0, 300) });
           }
         }
       }
