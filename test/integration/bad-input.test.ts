@@ -219,7 +219,9 @@ for (const target of EVERY_STORE) {
     beforeAll(async () => {
       opened = await target.open();
       clock = new FakeClock(T0);
-      scheduler = new Scheduler({ store: opened.store, clock });
+      // Lock keys expire on the server's real clock, leaseMs after the fake clock's last renewal: an hour,
+      // not the default 30 s, so a slow server or machine cannot expire them between two snapshots.
+      scheduler = new Scheduler({ store: opened.store, clock, leaseMs: 3_600_000 });
       scheduler.register({ name: 'job', schedule: '* * * * *', data: { region: 'eu' }, handler: () => {} });
       await scheduler.start();
       await clock.advance('2m');
